@@ -1,0 +1,40 @@
+"""Repository-wide pytest fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+#: The real public datasets, read-only, beside the repository (see ../shared/datasets/).
+SHARED_DATASETS = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+
+
+@pytest.fixture(scope="session")
+def datasets_dir() -> Path:
+    """``../shared/datasets``; a missing folder is an error, never a silent skip."""
+    if not (SHARED_DATASETS / "mulan").is_dir():
+        pytest.fail(f"the shared datasets are missing: {SHARED_DATASETS} (set MLW_SHARED_DATASETS)")
+    return SHARED_DATASETS
+
+
+@pytest.fixture(scope="session")
+def mulan_dir(datasets_dir: Path) -> Path:
+    return datasets_dir / "mulan"
+
+
+@pytest.fixture(scope="session")
+def meka_dir(datasets_dir: Path) -> Path:
+    return datasets_dir / "meka"
+
+
+@pytest.fixture
+def fresh_plugins():
+    """A fresh process-wide plugin manager for the test, reset again afterwards."""
+    from mlw.plugins import get_plugin_manager, reset_plugin_manager
+
+    reset_plugin_manager()
+    yield get_plugin_manager()
+    reset_plugin_manager()

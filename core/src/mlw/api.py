@@ -1,0 +1,70 @@
+"""The typed Python API, re-exported from :mod:`mlw`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlw.dataset import Dataset
+from mlw.plugins import PluginInfo, get_plugin_manager
+from mlw.registry import GeneratorSpec, LearnerSpec, LoaderSpec, MetricSpec, ThresholdSpec
+
+
+def get_learner(name: str, **params: Any) -> Any:
+    """An unfitted learner registered under ``name``, built with ``params``.
+
+    Raises :class:`mlw.UnknownNameError` (suggesting close names) for an unknown name
+    and ``ValueError`` naming the parameter for one the learner does not take.
+
+    Examples
+    --------
+    >>> import mlw
+    >>> mlw.get_learner("br")                              # doctest: +SKIP
+    BinaryRelevance()
+    """
+    spec = get_plugin_manager().learner(name)
+    known = spec.signature_params()
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ValueError(f"learner {name!r} has no parameter {', '.join(map(repr, unknown))} "
+                         f"(parameters: {', '.join(known) or 'none'})")
+    return spec.factory(**params)
+
+
+def get_threshold(name: str, **options: Any) -> Any:
+    """An unfitted thresholding strategy registered under ``name``."""
+    return get_plugin_manager().threshold(name).factory(**options)
+
+
+def list_learners() -> dict[str, LearnerSpec]:
+    """Every registered learner, by name."""
+    return get_plugin_manager().learners()
+
+
+def list_metrics() -> dict[str, MetricSpec]:
+    """Every registered metric, by name."""
+    return get_plugin_manager().metrics()
+
+
+def list_thresholds() -> dict[str, ThresholdSpec]:
+    """Every registered thresholding strategy, by name."""
+    return get_plugin_manager().thresholds()
+
+
+def list_loaders() -> dict[str, LoaderSpec]:
+    """Every registered dataset loader (file format), by name."""
+    return get_plugin_manager().loaders()
+
+
+def list_generators() -> dict[str, GeneratorSpec]:
+    """Every registered synthetic-dataset generator, by name."""
+    return get_plugin_manager().generators()
+
+
+def list_plugins() -> list[PluginInfo]:
+    """Every plugin, built-in and installed, with status and registrations."""
+    return get_plugin_manager().plugins()
+
+
+def generate_dataset(name: str, *, seed: int = 0, **params: Any) -> Dataset:
+    """A synthetic dataset from the generator registered under ``name``."""
+    return get_plugin_manager().generator(name).generate(seed=seed, **params)

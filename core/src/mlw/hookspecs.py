@@ -1,0 +1,94 @@
+"""The extension points of mlw: one hook specification per kind of registration.
+
+Every hook takes a ``register`` callback instead of returning a list, so the core can
+validate each registration on its own, name the plugin that made it, and reject a
+duplicate with both owners named. Hooks must only *register*: no fitting, downloading
+or heavy imports at call time (import the heavy module inside the factory instead).
+
+A plugin is a module (usually ``<package>/plugin.py``) that implements some of these
+hooks with :data:`mlw.hookimpl` and is declared in its distribution's metadata::
+
+    [project.entry-points.mlw]
+    xdcc = "mlw_xdcc.plugin"
+
+The core's own loaders, metrics and thresholding strategies are registered through
+these same hooks (see :mod:`mlw._builtin`); there is no second path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from mlw.registry import GeneratorSpec, LearnerSpec, LoaderSpec, MetricSpec, ThresholdSpec
+
+hookspec = pluggy.HookspecMarker("mlw")
+hookimpl = pluggy.HookimplMarker("mlw")
+
+
+@hookspec
+def mlw_register_learners(register: Callable[[LearnerSpec], None]) -> None:
+    """Register learners (multi-label classifiers).
+
+    Call ``register(LearnerSpec(...))`` once per learner. The spec names the learner
+    (a lowercase identifier such as ``"xdcc"``, unique across all plugins), its
+    ``factory`` (a class following scikit-learn's estimator conventions, usually a
+    subclass of :class:`mlw.MultiLabelLearner`), a one-line ``description``, the
+    documentation of each constructor parameter in ``param_docs`` (defaults are read
+    from the factory's signature) and :class:`mlw.LearnerTags` saying whether it
+    predicts scores, makes a joint label-set decision, takes sparse input, needs
+    numeric features, or returns sparse output.
+    """
+
+
+@hookspec
+def mlw_register_thresholds(register: Callable[[ThresholdSpec], None]) -> None:
+    """Register thresholding strategies, which turn label scores into 0/1 label sets.
+
+    Call ``register(ThresholdSpec(name, factory, description))``. ``factory(**options)``
+    returns an object with ``fit(scores, Y) -> self`` (``scores`` are the learner's
+    scores on its training data, or ``None`` when the strategy declares
+    ``needs_training_scores=False``) and ``predict(scores) -> Y`` (0/1, dense uint8 or
+    CSR like the scores). The core registers ``fixed``, ``pcut``, ``cardinality`` and
+    ``one_threshold`` through this hook.
+    """
+
+
+@hookspec
+def mlw_register_metrics(register: Callable[[MetricSpec], None]) -> None:
+    """Register evaluation metrics.
+
+    Call ``register(MetricSpec(name, compute, greater_is_better, needs, description))``.
+    ``compute(ctx)`` receives an :class:`mlw.metrics.EvalContext` (true and predicted
+    label matrices, optional scores and log-probabilities, cached confusion counts) and
+    returns a float. ``needs`` is one of ``"labels"`` (a predicted label set),
+    ``"scores"`` (per-label scores), or ``"joint"`` (log P(y|x) of the true label
+    vectors); :func:`mlw.evaluate` computes a metric only when what it needs is given.
+    """
+
+
+@hookspec
+def mlw_register_loaders(register: Callable[[LoaderSpec], None]) -> None:
+    """Register dataset loaders (file formats).
+
+    Call ``register(LoaderSpec(name, suffixes, load, sniff, description))``.
+    ``suffixes`` are the file endings the loader claims (``".arff"``; compression
+    endings ``.gz``/``.bz2`` are stripped before matching), ``sniff(head: bytes) ->
+    bool`` optionally recognises a file by its first bytes, and ``load(path,
+    **options) -> Dataset`` reads it. :func:`mlw.load_dataset` picks the loader by
+    ``format=``, then suffix, then sniffing.
+    """
+
+
+@hookspec
+def mlw_register_generators(register: Callable[[GeneratorSpec], None]) -> None:
+    """Register synthetic dataset generators.
+
+    Call ``register(GeneratorSpec(name, generate, description, param_docs))``.
+    ``generate(*, seed, **params) -> Dataset`` returns a new dataset (for example the
+    synthetic generator of the structured-SVM paper). :func:`mlw.generate_dataset`
+    calls it by name.
+    """

@@ -1,0 +1,143 @@
+"""The base class of mlw learners, following scikit-learn's estimator conventions."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from mlw.validation import check_X, check_Y
+
+
+class MultiLabelLearner(ClassifierMixin, BaseEstimator):
+    """Base class for multi-label learners.
+
+    Subclasses define ``__init__`` (only storing parameters, as scikit-learn requires)
+    and implement
+
+    - ``_fit(X, Y)``: learn from validated ``X`` (float64 ndarray or canonical CSR) and
+      ``Y`` (uint8 ndarray or CSR, shape (n, L));
+    - ``_predict_proba(X)``: marginal probability (or a score in [0, 1]) per label;
+    - ``_predict(X)``, only when the class sets ``_joint_prediction = True``: the
+      method's own joint label-set decision;
+    - optionally ``_log_proba_of(X, Y)`` for joint models (exposed as ``log_proba_of``);
+    - optionally ``_training_scores(X, Y)``: the scores a threshold is tuned on
+      (default: ``_predict_proba`` on the training data).
+
+    Learners without a joint decision have a ``threshold`` parameter naming a
+    registered thresholding strategy (or holding a strategy object); ``fit`` tunes it
+    and ``predict`` applies it to ``predict_proba``.
+
+    Class attributes
+    ----------------
+    _joint_prediction : bool
+        ``predict`` calls ``_predict`` instead of thresholding scores.
+    _allow_nan : bool
+        NaN in ``X`` is accepted as a missing value.
+    """
+
+    _joint_prediction: ClassVar[bool] = False
+    _allow_nan: ClassVar[bool] = False
+
+    # -- scikit-learn plumbing ----------------------------------------------------------
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = False
+        tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = self._allow_nan
+        return tags
+
+    # -- validation ------------------------------------------------------------------------
+    def _validate_X(self, X: Any, *, reset: bool) -> Any:
+        X = check_X(X, allow_nan=self._allow_nan,
+                    n_features=None if reset else self.n_features_in_)
+        return X
+
+    # -- public API --------------------------------------------------------------------------
+    def fit(self, X: Any, Y: Any) -> MultiLabelLearner:
+        """Fit the learner.
+
+        Parameters
+        ----------
+        X : array-like or CSR of shape (n_instances, n_features)
+        Y : array-like or CSR of 0/1, shape (n_instances, n_labels)
+
+        Returns
+        -------
+        self
+        """
+        X = self._validate_X(X, reset=True)
+        Y = check_Y(Y, n_rows=X.shape[0])
+        if X.shape[0] == 0:
+            raise ValueError("cannot fit on an empty dataset (0 instances)")
+        if Y.shape[1] == 0:
+            raise ValueError("cannot fit with 0 labels")
+        self.n_features_in_ = int(X.shape[1])
+        self.n_labels_ = int(Y.shape[1])
+        self.classes_ = [np.array([0, 1])] * self.n_labels_
+        self.label_cardinality_ = float(Y.sum()) / X.shape[0]
+        self.sparse_labels_ = bool(sp.issparse(Y))
+        self._fit(X, Y)
+        self._fit_threshold(X, Y)
+        return self
+
+    def predict_proba(self, X: Any) -> Any:
+        """Marginal probability (or score in [0, 1]) of each label, shape (n, L)."""
+        check_is_fitted(self, "n_labels_")
+        return self._predict_proba(self._validate_X(X, reset=False))
+
+    def predict(self, X: Any) -> Any:
+        """0/1 label sets, shape (n, L): the joint decision of the method where it has
+        one, otherwise the fitted threshold applied to :meth:`predict_proba`."""
+        check_is_fitted(self, "n_labels_")
+        X = self._validate_X(X, reset=False)
+        if self._joint_prediction:
+            return self._predict(X)
+        return self.threshold_.predict(self._predict_proba(X))
+
+    # -- hooks for subclasses ------------------------------------------------------------------
+    def _fit(self, X: Any, Y: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _predict_proba(self, X: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__} does not predict scores")
+
+    def _predict(self, X: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _training_scores(self, X: Any, Y: Any) -> Any:
+        return self._predict_proba(X)
+
+    def _fit_threshold(self, X: Any, Y: Any) -> None:
+        choice = getattr(self, "threshold", None)
+        if self._joint_prediction or choice is None:
+            return
+        self.threshold_ = fit_threshold(choice, lambda: self._training_scores(X, Y), Y)
+
+
+def make_threshold(choice: Any) -> tuple[Any, bool]:
+    """A fresh strategy object from a registered name (``"pcut"``) or a strategy
+    object, and whether it needs training scores."""
+    from mlw.plugins import get_plugin_manager
+
+    if isinstance(choice, str):
+        spec = get_plugin_manager().threshold(choice)
+        return spec.factory(), spec.needs_training_scores
+    if hasattr(choice, "fit") and hasattr(choice, "predict"):
+        import copy
+
+        return copy.deepcopy(choice), True
+    raise ValueError(f"threshold must be a registered strategy name or an object with "
+                     f"fit/predict, got {choice!r}")
+
+
+def fit_threshold(choice: Any, training_scores: Any, Y: Any) -> Any:
+    """Build the strategy ``choice`` and fit it; ``training_scores`` is a zero-argument
+    callable, called only when the strategy needs scores."""
+    strategy, needs_scores = make_threshold(choice)
+    return strategy.fit(training_scores() if needs_scores else None, Y)

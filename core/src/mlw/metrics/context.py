@@ -1,0 +1,60 @@
+"""The evaluation context handed to every metric's ``compute``."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from mlw.validation import check_same_shape, check_scores, check_Y
+
+
+class EvalContext:
+    """True and predicted label sets, optional scores and joint log-probabilities.
+
+    Parameters
+    ----------
+    Y_true, Y_pred : 0/1 matrices (dense or CSR) of shape (n, L)
+    scores : (n, L) float scores, optional (ranking metrics, ``log_loss``)
+    log_proba : (n,) log P(y_true | x), optional (``cll_loss``)
+    """
+
+    def __init__(self, Y_true: Any, Y_pred: Any = None, *, scores: Any = None,
+                 log_proba: Any = None) -> None:
+        self.Y_true = check_Y(Y_true, what="Y_true")
+        self.Y_pred = None if Y_pred is None else check_Y(Y_pred, what="Y_pred")
+        if self.Y_pred is not None:
+            check_same_shape(self.Y_true, self.Y_pred, "Y_true", "Y_pred")
+        self.scores = None if scores is None else check_scores(scores)
+        if self.scores is not None:
+            check_same_shape(self.Y_true, self.scores, "Y_true", "scores")
+        self.log_proba = None
+        if log_proba is not None:
+            lp = np.asarray(log_proba, dtype=np.float64).ravel()
+            if lp.shape[0] != self.Y_true.shape[0]:
+                raise ValueError(f"log_proba has {lp.shape[0]} values for "
+                                 f"{self.Y_true.shape[0]} instances")
+            self.log_proba = lp
+
+    @property
+    def n_instances(self) -> int:
+        return int(self.Y_true.shape[0])
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.Y_true.shape[1])
+
+    def has(self, needs: str) -> bool:
+        """Whether what a metric ``needs`` ("labels", "scores", "joint") is present."""
+        return {"labels": self.Y_pred is not None, "scores": self.scores is not None,
+                "joint": self.log_proba is not None}[needs]
+
+    @cached_property
+    def counts(self) -> Any:
+        """Per-instance and per-label tp/fp/fn counts, computed once (see kernels)."""
+        from mlw.metrics.counts import confusion_counts
+
+        if self.Y_pred is None:
+            raise ValueError("label-set metrics need predicted labels (Y_pred)")
+        return confusion_counts(self.Y_true, self.Y_pred)

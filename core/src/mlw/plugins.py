@@ -1,0 +1,344 @@
+"""Plugin discovery and the registry: a small typed façade over pluggy.
+
+The rest of mlw calls the typed methods of :class:`PluginManager` (``learner("xdcc")``,
+``metrics()``, ...), never ``pm.hook.x(...)`` directly. Plugins are loaded in this
+order: the internal plugins of :data:`DEFAULT_PLUGINS`, then every entry point of the
+group ``mlw`` sorted by name. Each plugin's hooks are called one plugin at a time, so a
+plugin that fails to import, raises while registering, or registers something
+malformed or already taken is marked *broken* (with the reason) and its registrations
+are withdrawn, while everything else keeps working.
+
+``MLW_DISABLE_PLUGINS`` blocks plugins: a comma-separated list of plugin names, or
+``*`` (or ``all``) to block every external plugin.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from types import ModuleType
+from typing import Any, Literal
+
+import pluggy
+
+from mlw import hookspecs
+from mlw.registry import (
+    KINDS,
+    SPEC_TYPES,
+    GeneratorSpec,
+    LearnerSpec,
+    LoaderSpec,
+    MetricSpec,
+    RegistrationError,
+    ThresholdSpec,
+)
+
+ENTRY_POINT_GROUP = "mlw"
+DISABLE_ENV = "MLW_DISABLE_PLUGINS"
+
+#: Internal plugins: registered through the same hooks as third-party ones.
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "mlw._builtin.loaders",
+    "mlw._builtin.metrics",
+    "mlw._builtin.thresholds",
+)
+
+_HOOKS: dict[str, str] = {
+    "learner": "mlw_register_learners",
+    "threshold": "mlw_register_thresholds",
+    "metric": "mlw_register_metrics",
+    "loader": "mlw_register_loaders",
+    "generator": "mlw_register_generators",
+}
+
+Status = Literal["ok", "broken", "disabled"]
+
+
+class UnknownNameError(LookupError):
+    """A learner, metric, threshold, loader or generator name that nobody registered."""
+
+    def __str__(self) -> str:  # LookupError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass
+class PluginInfo:
+    """One plugin as ``mlw list-plugins`` shows it."""
+
+    name: str
+    module: str
+    distribution: str | None
+    version: str | None
+    builtin: bool
+    status: Status = "ok"
+    error: str | None = None
+    registers: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KINDS})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "module": self.module,
+            "distribution": self.distribution,
+            "version": self.version,
+            "builtin": self.builtin,
+            "status": self.status,
+            "error": self.error,
+            "registers": {k: list(v) for k, v in self.registers.items() if v},
+        }
+
+
+def _mlw_version() -> str:
+    try:
+        return metadata.version("mlw")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def _one_line(exc: BaseException) -> str:
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
+
+def _builtin_name(module: str) -> str:
+    """``mlw._builtin.metrics`` -> ``mlw.metrics``."""
+    return "mlw." + module.rsplit(".", 1)[1]
+
+
+def _disabled_names() -> set[str]:
+    raw = os.environ.get(DISABLE_ENV, "")
+    return {p.strip() for p in raw.split(",") if p.strip()}
+
+
+class PluginManager:
+    """Loads plugins and keeps the validated registry of what they registered."""
+
+    def __init__(self, *, entry_points: bool = True) -> None:
+        self._pm = pluggy.PluginManager("mlw")
+        self._pm.add_hookspecs(hookspecs)
+        self._infos: dict[str, PluginInfo] = {}
+        self._registry: dict[str, dict[str, Any]] | None = None
+        self._owners: dict[tuple[str, str], str] = {}
+        self._lock = threading.RLock()
+        for modname in DEFAULT_PLUGINS:
+            self.register(importlib.import_module(modname), name=_builtin_name(modname),
+                          distribution="mlw", version=_mlw_version(), builtin=True)
+        if entry_points:
+            self._load_entry_points()
+
+    # -- loading -----------------------------------------------------------------
+    def _load_entry_points(self) -> None:
+        disabled = _disabled_names()
+        block_all = bool(disabled & {"*", "all"})
+        eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        for ep in eps:
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else None
+            version = dist.version if dist is not None else None
+            if ep.name in self._infos:
+                # the same distribution installed twice (e.g. editable + wheel): keep one
+                continue
+            if block_all or ep.name in disabled:
+                self._infos[ep.name] = PluginInfo(ep.name, ep.value, dist_name, version,
+                                                  builtin=False, status="disabled",
+                                                  error=f"disabled by {DISABLE_ENV}")
+                continue
+            try:
+                module = ep.load()
+            except Exception as exc:  # a broken plugin must not break mlw
+                self._infos[ep.name] = PluginInfo(ep.name, ep.value, dist_name, version,
+                                                  builtin=False, status="broken",
+                                                  error=f"import failed: {_one_line(exc)}")
+                continue
+            self.register(module, name=ep.name, distribution=dist_name, version=version)
+
+    def register(self, plugin: ModuleType | object, *, name: str | None = None,
+                 distribution: str | None = None, version: str | None = None,
+                 builtin: bool = False) -> str:
+        """Register a plugin object (a module or any object with hookimpls).
+
+        Used for entry points, the internal plugins, and by tests to add fixture plugins.
+        """
+        with self._lock:
+            name = name or getattr(plugin, "__name__", None) or repr(plugin)
+            if name in self._infos:
+                raise RegistrationError(f"a plugin named {name!r} is already registered")
+            try:
+                self._pm.register(plugin, name=name)
+            except Exception as exc:
+                self._infos[name] = PluginInfo(name, getattr(plugin, "__name__", repr(plugin)),
+                                               distribution, version, builtin,
+                                               status="broken", error=_one_line(exc))
+                return name
+            self._infos[name] = PluginInfo(name, getattr(plugin, "__name__", type(plugin).__name__),
+                                           distribution, version, builtin)
+            self._registry = None
+            return name
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            if self._pm.has_plugin(name):
+                self._pm.unregister(name=name)
+            self._infos.pop(name, None)
+            self._registry = None
+
+    # -- collecting registrations --------------------------------------------------
+    def _collect(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            if self._registry is not None:
+                return self._registry
+            for info in self._infos.values():
+                if info.status == "broken" and info.error and info.error.startswith("import"):
+                    continue
+                if info.status != "disabled":
+                    info.status, info.error = "ok", None
+                info.registers = {k: [] for k in KINDS}
+            registry: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
+            owners: dict[tuple[str, str], str] = {}
+            # plugin order: builtins first (in DEFAULT_PLUGINS order), then by name
+            builtin_order = {_builtin_name(m): n for n, m in enumerate(DEFAULT_PLUGINS)}
+            order = sorted(self._infos.values(), key=lambda i: (not i.builtin, builtin_order.get(i.name, 0), i.name))
+            for info in order:
+                if info.status != "ok" or not self._pm.has_plugin(info.name):
+                    continue
+                plugin = self._pm.get_plugin(info.name)
+                staged: list[tuple[str, str, Any]] = []
+                try:
+                    for kind, hookname in _HOOKS.items():
+                        impl = next((i for i in getattr(self._pm.hook, hookname).get_hookimpls()
+                                     if i.plugin is plugin), None)
+                        if impl is None:
+                            continue
+                        impl.function(register=self._make_register(kind, info, staged))
+                    for kind, spec_name, _ in staged:
+                        if (kind, spec_name) in owners:
+                            other = self._infos[owners[(kind, spec_name)]]
+                            raise RegistrationError(
+                                f"{kind} {spec_name!r} is registered by both "
+                                f"{_describe(other)} and {_describe(info)}"
+                            )
+                except Exception as exc:
+                    info.status = "broken"
+                    info.error = (str(exc) if isinstance(exc, RegistrationError)
+                                  else f"registration failed: {_one_line(exc)}")
+                    info.registers = {k: [] for k in KINDS}
+                    continue
+                for kind, spec_name, spec in staged:
+                    registry[kind][spec_name] = spec
+                    owners[(kind, spec_name)] = info.name
+                    info.registers[kind].append(spec_name)
+            self._registry, self._owners = registry, owners
+            return registry
+
+    @staticmethod
+    def _make_register(kind: str, info: PluginInfo,
+                       staged: list[tuple[str, str, Any]]) -> Callable[[Any], None]:
+        spec_type = SPEC_TYPES[kind]
+
+        def register(spec: Any) -> None:
+            if not isinstance(spec, spec_type):
+                raise RegistrationError(
+                    f"plugin {info.name!r} registered a {type(spec).__name__} where a "
+                    f"{spec_type.__name__} was expected"
+                )
+            spec.validate()
+            if any(k == kind and n == spec.name for k, n, _ in staged):
+                raise RegistrationError(f"plugin {info.name!r} registers {kind} "
+                                        f"{spec.name!r} twice")
+            staged.append((kind, spec.name, spec))
+
+        return register
+
+    # -- typed queries ---------------------------------------------------------------
+    def plugins(self) -> list[PluginInfo]:
+        self._collect()
+        return sorted(self._infos.values(), key=lambda i: (not i.builtin, i.name))
+
+    def owner(self, kind: str, name: str) -> PluginInfo | None:
+        self._collect()
+        owner = self._owners.get((kind, name))
+        return self._infos[owner] if owner else None
+
+    def _all(self, kind: str) -> dict[str, Any]:
+        return dict(self._collect()[kind])
+
+    def _one(self, kind: str, name: str) -> Any:
+        table = self._collect()[kind]
+        if name in table:
+            return table[name]
+        close = difflib.get_close_matches(name, list(table), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        known = ", ".join(sorted(table)) or "none"
+        raise UnknownNameError(f"unknown {kind} {name!r}{hint} (known: {known})")
+
+    def learners(self) -> dict[str, LearnerSpec]:
+        return self._all("learner")
+
+    def learner(self, name: str) -> LearnerSpec:
+        return self._one("learner", name)
+
+    def thresholds(self) -> dict[str, ThresholdSpec]:
+        return self._all("threshold")
+
+    def threshold(self, name: str) -> ThresholdSpec:
+        return self._one("threshold", name)
+
+    def metrics(self) -> dict[str, MetricSpec]:
+        return self._all("metric")
+
+    def metric(self, name: str) -> MetricSpec:
+        return self._one("metric", name)
+
+    def loaders(self) -> dict[str, LoaderSpec]:
+        return self._all("loader")
+
+    def loader(self, name: str) -> LoaderSpec:
+        return self._one("loader", name)
+
+    def generators(self) -> dict[str, GeneratorSpec]:
+        return self._all("generator")
+
+    def generator(self, name: str) -> GeneratorSpec:
+        return self._one("generator", name)
+
+    def versions(self) -> dict[str, str | None]:
+        """Distribution versions of mlw and every loaded plugin (recorded in saved models)."""
+        out: dict[str, str | None] = {"mlw": _mlw_version()}
+        for info in self.plugins():
+            if not info.builtin and info.distribution:
+                out[info.distribution] = info.version
+        return out
+
+
+def _describe(info: PluginInfo) -> str:
+    dist = f" ({info.distribution})" if info.distribution and info.distribution != info.name else ""
+    return f"plugin {info.name!r}{dist}"
+
+
+_manager: PluginManager | None = None
+_manager_lock = threading.Lock()
+
+
+def get_plugin_manager() -> PluginManager:
+    """The process-wide plugin manager, built on first use."""
+    global _manager
+    with _manager_lock:
+        if _manager is None:
+            _manager = PluginManager()
+        return _manager
+
+
+def reset_plugin_manager() -> None:
+    """Forget the process-wide manager (tests; after installing a plugin at run time)."""
+    global _manager
+    with _manager_lock:
+        _manager = None
+
+
+def list_plugins() -> list[PluginInfo]:
+    """Every plugin, built-in and installed, with its status and what it registers."""
+    return get_plugin_manager().plugins()

@@ -1,0 +1,108 @@
+"""Input validation shared by datasets, learners, metrics and thresholds.
+
+Every check raises ``ValueError`` with one line that names the problem. Nothing here
+densifies sparse input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _as_csr(M: Any, dtype: Any) -> sp.csr_matrix:
+    M = sp.csr_matrix(M, dtype=dtype) if not (sp.issparse(M) and M.format == "csr") else M
+    if M.dtype != dtype:
+        M = M.astype(dtype)
+    if not M.has_canonical_format:
+        M = M.copy()
+        M.sum_duplicates()  # also sorts indices
+    return M
+
+
+def check_X(X: Any, *, allow_nan: bool = False, what: str = "X",
+            n_features: int | None = None) -> np.ndarray | sp.csr_matrix:
+    """Features as a C-contiguous float64 array or a canonical float64 CSR matrix.
+
+    Raises ``ValueError`` for a non-2-D input, infinities, NaN (unless ``allow_nan``),
+    or a column count other than ``n_features``.
+    """
+    if sp.issparse(X):
+        X = _as_csr(X, np.float64)
+        values = X.data
+    else:
+        try:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{what}: cannot be read as a numeric matrix ({exc})") from None
+        if X.ndim != 2:
+            raise ValueError(f"{what}: expected a 2-D matrix (n_instances, n_features), "
+                             f"got shape {X.shape}")
+        values = X
+    if values.size:
+        if np.isinf(values).any():
+            raise ValueError(f"{what}: contains infinite values")
+        if not allow_nan and np.isnan(values).any():
+            raise ValueError(f"{what}: contains NaN (missing values); this learner does not "
+                             f"accept them")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{what}: has {X.shape[1]} features, but the model was fitted with "
+                         f"{n_features}")
+    return X
+
+
+def check_Y(Y: Any, *, n_rows: int | None = None, what: str = "Y",
+            n_labels: int | None = None) -> np.ndarray | sp.csr_matrix:
+    """A 0/1 label matrix as dense uint8 or canonical uint8 CSR (sparse stays sparse)."""
+    if sp.issparse(Y):
+        Y = sp.csr_matrix(Y) if Y.format != "csr" else Y
+        values = Y.data
+        if values.size and not np.isin(values, (0, 1)).all():
+            raise ValueError(f"{what}: label matrix must hold only 0 and 1")
+        Y = _as_csr(Y, np.uint8)
+        Y.eliminate_zeros()
+    else:
+        arr = np.asarray(Y)
+        if arr.ndim == 1:
+            raise ValueError(f"{what}: expected a 2-D label matrix (n_instances, n_labels), got "
+                             f"a 1-D array; use Y.reshape(-1, 1) for a single label")
+        if arr.ndim != 2:
+            raise ValueError(f"{what}: expected a 2-D label matrix, got shape {arr.shape}")
+        if arr.dtype.kind == "f" and np.isnan(arr).any():
+            raise ValueError(f"{what}: label matrix contains NaN")
+        if arr.dtype == np.bool_:
+            Y = arr.astype(np.uint8)
+        else:
+            if arr.size and not np.isin(arr, (0, 1)).all():
+                raise ValueError(f"{what}: label matrix must hold only 0 and 1")
+            Y = np.ascontiguousarray(arr, dtype=np.uint8)
+    if n_rows is not None and Y.shape[0] != n_rows:
+        raise ValueError(f"{what}: has {Y.shape[0]} rows but X has {n_rows}")
+    if n_labels is not None and Y.shape[1] != n_labels:
+        raise ValueError(f"{what}: has {Y.shape[1]} labels, expected {n_labels}")
+    return Y
+
+
+def check_scores(S: Any, *, what: str = "scores",
+                 n_labels: int | None = None) -> np.ndarray | sp.csr_matrix:
+    """Per-label scores as float64 (dense, or CSR with absent = 0); no NaN allowed."""
+    if sp.issparse(S):
+        S = _as_csr(S, np.float64)
+        values = S.data
+    else:
+        S = np.ascontiguousarray(S, dtype=np.float64)
+        if S.ndim != 2:
+            raise ValueError(f"{what}: expected a 2-D matrix, got shape {S.shape}")
+        values = S
+    if values.size and not np.isfinite(values).all():
+        raise ValueError(f"{what}: contains NaN or infinite values")
+    if n_labels is not None and S.shape[1] != n_labels:
+        raise ValueError(f"{what}: has {S.shape[1]} labels, expected {n_labels}")
+    return S
+
+
+def check_same_shape(A: Any, B: Any, what_a: str, what_b: str) -> None:
+    if A.shape != B.shape:
+        raise ValueError(f"{what_a} has shape {A.shape} but {what_b} has shape {B.shape}")
