@@ -8,8 +8,9 @@ plugin that fails to import, raises while registering, or registers something
 malformed or already taken is marked *broken* (with the reason) and its registrations
 are withdrawn, while everything else keeps working.
 
-``MLW_DISABLE_PLUGINS`` blocks plugins: a comma-separated list of plugin names, or
-``*`` (or ``all``) to block every external plugin.
+``MLW_DISABLE_PLUGINS`` blocks plugins: a comma-separated list of plugin (entry-point)
+or distribution names, or ``*`` (or ``all``) to block every external plugin. A blocked
+plugin is not imported at all and shows as ``disabled``.
 """
 
 from __future__ import annotations
@@ -109,6 +110,11 @@ def _builtin_name(module: str) -> str:
     return "mlw." + module.rsplit(".", 1)[1]
 
 
+def _entry_points() -> list[metadata.EntryPoint]:
+    """The installed entry points of the group ``mlw`` (tests replace this)."""
+    return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
 def _disabled_names() -> set[str]:
     raw = os.environ.get(DISABLE_ENV, "")
     return {p.strip() for p in raw.split(",") if p.strip()}
@@ -123,6 +129,7 @@ class PluginManager:
         self._infos: dict[str, PluginInfo] = {}
         self._registry: dict[str, dict[str, Any]] | None = None
         self._owners: dict[tuple[str, str], str] = {}
+        self._load_errors: dict[str, str] = {}
         self._lock = threading.RLock()
         for modname in DEFAULT_PLUGINS:
             self.register(importlib.import_module(modname), name=_builtin_name(modname),
@@ -134,27 +141,38 @@ class PluginManager:
     def _load_entry_points(self) -> None:
         disabled = _disabled_names()
         block_all = bool(disabled & {"*", "all"})
-        eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
-        for ep in eps:
+        for ep in sorted(_entry_points(), key=lambda e: (e.name, e.value)):
             dist = getattr(ep, "dist", None)
             dist_name = dist.metadata["Name"] if dist is not None else None
             version = dist.version if dist is not None else None
-            if ep.name in self._infos:
-                # the same distribution installed twice (e.g. editable + wheel): keep one
+            name = ep.name
+            if name in self._infos:
+                known = self._infos[name]
+                if known.module == ep.value and known.distribution == dist_name:
+                    continue  # the same distribution seen twice (e.g. editable + wheel)
+                name = f"{ep.name}@{dist_name or ep.value}"
+                self._infos[name] = PluginInfo(
+                    name, ep.value, dist_name, version, builtin=False, status="broken",
+                    error=f"entry point name {ep.name!r} is already used by "
+                          f"{_describe(known)}")
+                self._load_errors[name] = self._infos[name].error or ""
                 continue
-            if block_all or ep.name in disabled:
-                self._infos[ep.name] = PluginInfo(ep.name, ep.value, dist_name, version,
-                                                  builtin=False, status="disabled",
-                                                  error=f"disabled by {DISABLE_ENV}")
+            if block_all or name in disabled or (dist_name and dist_name in disabled):
+                self._infos[name] = PluginInfo(name, ep.value, dist_name, version,
+                                               builtin=False, status="disabled",
+                                               error=f"disabled by {DISABLE_ENV}")
                 continue
             try:
                 module = ep.load()
-            except Exception as exc:  # a broken plugin must not break mlw
-                self._infos[ep.name] = PluginInfo(ep.name, ep.value, dist_name, version,
-                                                  builtin=False, status="broken",
-                                                  error=f"import failed: {_one_line(exc)}")
+            except BaseException as exc:  # a broken plugin must not break mlw
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                error = f"import failed: {_one_line(exc)}"
+                self._infos[name] = PluginInfo(name, ep.value, dist_name, version,
+                                               builtin=False, status="broken", error=error)
+                self._load_errors[name] = error
                 continue
-            self.register(module, name=ep.name, distribution=dist_name, version=version)
+            self.register(module, name=name, distribution=dist_name, version=version)
 
     def register(self, plugin: ModuleType | object, *, name: str | None = None,
                  distribution: str | None = None, version: str | None = None,
@@ -167,15 +185,23 @@ class PluginManager:
             name = name or getattr(plugin, "__name__", None) or repr(plugin)
             if name in self._infos:
                 raise RegistrationError(f"a plugin named {name!r} is already registered")
+            module = getattr(plugin, "__name__", type(plugin).__name__)
+            error: str | None = None
             try:
                 self._pm.register(plugin, name=name)
             except Exception as exc:
-                self._infos[name] = PluginInfo(name, getattr(plugin, "__name__", repr(plugin)),
-                                               distribution, version, builtin,
-                                               status="broken", error=_one_line(exc))
-                return name
-            self._infos[name] = PluginInfo(name, getattr(plugin, "__name__", type(plugin).__name__),
-                                           distribution, version, builtin)
+                error = f"invalid hook implementation: {_one_line(exc)}"
+            else:
+                unknown = sorted(c.name for c in (self._pm.get_hookcallers(plugin) or [])
+                                 if not c.has_spec())
+                if unknown:
+                    self._pm.unregister(plugin)
+                    error = (f"implements unknown hook(s) {', '.join(unknown)} (known: "
+                             f"{', '.join(_HOOKS.values())})")
+            self._infos[name] = PluginInfo(name, module, distribution, version, builtin)
+            if error is not None:
+                self._infos[name].status, self._infos[name].error = "broken", error
+                self._load_errors[name] = error
             self._registry = None
             return name
 
@@ -184,6 +210,7 @@ class PluginManager:
             if self._pm.has_plugin(name):
                 self._pm.unregister(name=name)
             self._infos.pop(name, None)
+            self._load_errors.pop(name, None)
             self._registry = None
 
     # -- collecting registrations --------------------------------------------------
@@ -192,16 +219,17 @@ class PluginManager:
             if self._registry is not None:
                 return self._registry
             for info in self._infos.values():
-                if info.status == "broken" and info.error and info.error.startswith("import"):
-                    continue
-                if info.status != "disabled":
-                    info.status, info.error = "ok", None
                 info.registers = {k: [] for k in KINDS}
+                if info.name in self._load_errors:
+                    info.status, info.error = "broken", self._load_errors[info.name]
+                elif info.status != "disabled":
+                    info.status, info.error = "ok", None
             registry: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
             owners: dict[tuple[str, str], str] = {}
             # plugin order: builtins first (in DEFAULT_PLUGINS order), then by name
             builtin_order = {_builtin_name(m): n for n, m in enumerate(DEFAULT_PLUGINS)}
-            order = sorted(self._infos.values(), key=lambda i: (not i.builtin, builtin_order.get(i.name, 0), i.name))
+            order = sorted(self._infos.values(),
+                           key=lambda i: (not i.builtin, builtin_order.get(i.name, 0), i.name))
             for info in order:
                 if info.status != "ok" or not self._pm.has_plugin(info.name):
                     continue
