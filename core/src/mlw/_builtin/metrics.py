@@ -1,4 +1,4 @@
-"""Internal plugin: the core's metrics (filled in by mlw.metrics)."""
+"""Internal plugin: the core's metrics (defined in :mod:`mlw.metrics`)."""
 
 from __future__ import annotations
 
@@ -10,4 +10,7 @@ from mlw.registry import MetricSpec
 
 @hookimpl
 def mlw_register_metrics(register: Callable[[MetricSpec], None]) -> None:
-    pass
+    from mlw.metrics import BUILTIN_METRICS
+
+    for spec in BUILTIN_METRICS:
+        register(spec)

@@ -1,11 +1,184 @@
 """Multi-label evaluation metrics.
 
 Metrics are registered through the ``mlw_register_metrics`` hook (the core's own in
-:mod:`mlw._builtin.metrics`). Each receives an :class:`EvalContext`, which validates
-the inputs once and caches the per-instance and per-label confusion counts, so that
-computing every label-set metric together costs one pass over the label matrices.
+:mod:`mlw._builtin.metrics`, from :data:`BUILTIN_METRICS`). Each receives an
+:class:`EvalContext`, which validates the inputs once and caches the per-instance and
+per-label confusion counts (one numba pass), so computing every label-set metric
+together costs one pass over the label matrices.
+
+The plain functions here (``mlw.metrics.hamming_loss(Y_true, Y_pred)``, ...) run the
+very same ``compute`` through a one-off context. See ``docs/metrics.md`` for the
+definitions and the conventions for empty sets and ties.
+
+>>> import numpy as np
+>>> from mlw import metrics
+>>> Y = np.array([[1, 0, 1], [0, 1, 0]])
+>>> P = np.array([[1, 0, 0], [0, 1, 0]])
+>>> metrics.hamming_loss(Y, P), metrics.subset_accuracy(Y, P), metrics.f1_micro(Y, P)
+(0.16666666666666666, 0.5, 0.8)
 """
 
-from mlw.metrics.context import EvalContext
+from __future__ import annotations
 
-__all__ = ["EvalContext"]
+from typing import Any
+
+from mlw.metrics import label_set as _ls
+from mlw.metrics import probabilistic as _pr
+from mlw.metrics import ranking as _rk
+from mlw.metrics.context import EvalContext
+from mlw.registry import MetricSpec
+
+#: The core's metrics, in the order ``mlw.evaluate`` reports them.
+BUILTIN_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("subset_accuracy", _ls.subset_accuracy, True, "labels",
+               "fraction of instances whose predicted label set is exactly right"),
+    MetricSpec("hamming_loss", _ls.hamming_loss, False, "labels",
+               "fraction of wrong instance-label pairs"),
+    MetricSpec("accuracy", _ls.accuracy, True, "labels",
+               "example-based accuracy: mean Jaccard index of true and predicted sets"),
+    MetricSpec("precision_example", _ls.precision_example, True, "labels",
+               "mean over instances of |T & P| / |P|"),
+    MetricSpec("recall_example", _ls.recall_example, True, "labels",
+               "mean over instances of |T & P| / |T|"),
+    MetricSpec("f1_example", _ls.f1_example, True, "labels",
+               "mean over instances of 2|T & P| / (|T| + |P|)"),
+    MetricSpec("f1_micro", _ls.f1_micro, True, "labels",
+               "F1 of the tp/fp/fn counts pooled over all labels"),
+    MetricSpec("f1_macro", _ls.f1_macro, True, "labels",
+               "mean over labels of each label's F1"),
+    MetricSpec("precision_micro", _ls.precision_micro, True, "labels",
+               "precision of the counts pooled over all labels"),
+    MetricSpec("recall_micro", _ls.recall_micro, True, "labels",
+               "recall of the counts pooled over all labels"),
+    MetricSpec("precision_macro", _ls.precision_macro, True, "labels",
+               "mean over labels of each label's precision"),
+    MetricSpec("recall_macro", _ls.recall_macro, True, "labels",
+               "mean over labels of each label's recall"),
+    MetricSpec("log_loss", _pr.log_loss, False, "scores",
+               "MEKA's log loss (lim. D): per-label cross-entropy capped at ln(n), averaged"),
+    MetricSpec("cll_loss", _pr.cll_loss, False, "joint",
+               "conditional log-likelihood loss: -sum over instances of log P(y|x)"),
+    MetricSpec("one_error", _rk.one_error, False, "scores",
+               "fraction of instances whose top-ranked label is not relevant"),
+    MetricSpec("coverage", _rk.coverage, False, "scores",
+               "mean depth in the ranking needed to cover all true labels (sklearn's)"),
+    MetricSpec("ranking_loss", _rk.ranking_loss, False, "scores",
+               "mean fraction of (true, false) label pairs ranked wrongly"),
+    MetricSpec("average_precision", _rk.average_precision, True, "scores",
+               "label-ranking average precision (sklearn's LRAP)"),
+)
+
+
+# -- plain functions: the same compute through a one-off EvalContext --------------------
+def subset_accuracy(Y_true: Any, Y_pred: Any) -> float:
+    """Fraction of instances whose predicted label set equals the true one."""
+    return _ls.subset_accuracy(EvalContext(Y_true, Y_pred))
+
+
+def hamming_loss(Y_true: Any, Y_pred: Any) -> float:
+    """Fraction of the n·L instance-label pairs predicted wrongly."""
+    return _ls.hamming_loss(EvalContext(Y_true, Y_pred))
+
+
+def accuracy(Y_true: Any, Y_pred: Any) -> float:
+    """Example-based accuracy (mean Jaccard index of true and predicted label sets)."""
+    return _ls.accuracy(EvalContext(Y_true, Y_pred))
+
+
+def precision_example(Y_true: Any, Y_pred: Any) -> float:
+    """Example-based precision."""
+    return _ls.precision_example(EvalContext(Y_true, Y_pred))
+
+
+def recall_example(Y_true: Any, Y_pred: Any) -> float:
+    """Example-based recall."""
+    return _ls.recall_example(EvalContext(Y_true, Y_pred))
+
+
+def f1_example(Y_true: Any, Y_pred: Any) -> float:
+    """Example-based F1."""
+    return _ls.f1_example(EvalContext(Y_true, Y_pred))
+
+
+def f1_micro(Y_true: Any, Y_pred: Any) -> float:
+    """Micro-averaged F1."""
+    return _ls.f1_micro(EvalContext(Y_true, Y_pred))
+
+
+def f1_macro(Y_true: Any, Y_pred: Any) -> float:
+    """Macro-averaged (per label) F1."""
+    return _ls.f1_macro(EvalContext(Y_true, Y_pred))
+
+
+def precision_micro(Y_true: Any, Y_pred: Any) -> float:
+    """Micro-averaged precision."""
+    return _ls.precision_micro(EvalContext(Y_true, Y_pred))
+
+
+def recall_micro(Y_true: Any, Y_pred: Any) -> float:
+    """Micro-averaged recall."""
+    return _ls.recall_micro(EvalContext(Y_true, Y_pred))
+
+
+def precision_macro(Y_true: Any, Y_pred: Any) -> float:
+    """Macro-averaged (per label) precision."""
+    return _ls.precision_macro(EvalContext(Y_true, Y_pred))
+
+
+def recall_macro(Y_true: Any, Y_pred: Any) -> float:
+    """Macro-averaged (per label) recall."""
+    return _ls.recall_macro(EvalContext(Y_true, Y_pred))
+
+
+def log_loss(Y_true: Any, scores: Any) -> float:
+    """MEKA's log loss (lim. D): per-label cross-entropy capped at ln(n), averaged."""
+    return _pr.log_loss(EvalContext(Y_true, scores=scores))
+
+
+def cll_loss(Y_true: Any, log_proba: Any) -> float:
+    """-Σ log P(y_i | x_i) from a joint model's ``log_proba_of(X, Y_true)``."""
+    return _pr.cll_loss(EvalContext(Y_true, log_proba=log_proba))
+
+
+def one_error(Y_true: Any, scores: Any) -> float:
+    """Fraction of instances whose top-ranked label is not relevant."""
+    return _rk.one_error(EvalContext(Y_true, scores=scores))
+
+
+def coverage(Y_true: Any, scores: Any) -> float:
+    """Mean ranking depth covering all true labels (scikit-learn's ``coverage_error``)."""
+    return _rk.coverage(EvalContext(Y_true, scores=scores))
+
+
+def ranking_loss(Y_true: Any, scores: Any) -> float:
+    """Mean fraction of wrongly ordered (true, false) label pairs."""
+    return _rk.ranking_loss(EvalContext(Y_true, scores=scores))
+
+
+def average_precision(Y_true: Any, scores: Any) -> float:
+    """Label-ranking average precision."""
+    return _rk.average_precision(EvalContext(Y_true, scores=scores))
+
+
+__all__ = [
+    "BUILTIN_METRICS",
+    "EvalContext",
+    "accuracy",
+    "average_precision",
+    "cll_loss",
+    "coverage",
+    "f1_example",
+    "f1_macro",
+    "f1_micro",
+    "hamming_loss",
+    "log_loss",
+    "one_error",
+    "precision_example",
+    "precision_macro",
+    "precision_micro",
+    "ranking_loss",
+    "recall_example",
+    "recall_macro",
+    "recall_micro",
+    "subset_accuracy",
+]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mlw.validation import check_same_shape, check_scores, check_Y
+
+if TYPE_CHECKING:
+    from mlw.metrics.counts import ConfusionCounts
 
 
 class EvalContext:
@@ -51,10 +54,21 @@ class EvalContext:
                 "joint": self.log_proba is not None}[needs]
 
     @cached_property
-    def counts(self) -> Any:
-        """Per-instance and per-label tp/fp/fn counts, computed once (see kernels)."""
+    def counts(self) -> ConfusionCounts:
+        """Per-instance and per-label tp/fp/fn counts, computed once in one pass
+        (see :func:`mlw.metrics.counts.confusion_counts`)."""
         from mlw.metrics.counts import confusion_counts
 
         if self.Y_pred is None:
             raise ValueError("label-set metrics need predicted labels (Y_pred)")
         return confusion_counts(self.Y_true, self.Y_pred)
+
+    @cached_property
+    def ranking(self) -> np.ndarray:
+        """Per-instance (one_error, coverage, ranking_loss, average_precision), shape
+        (n, 4), computed once from ``scores`` (see :mod:`mlw.metrics.ranking`)."""
+        from mlw.metrics.ranking import ranking_table
+
+        if self.scores is None:
+            raise ValueError("ranking metrics need scores")
+        return ranking_table(self.Y_true, self.scores)
