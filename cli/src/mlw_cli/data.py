@@ -1,0 +1,127 @@
+"""Resolving ``--data`` / ``--test`` into datasets and an evaluation plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mlw
+import numpy as np
+import scipy.sparse as sp
+from mlw.dataset import Dataset
+
+#: The default of ``mlw fit --data``: the dataset bundled with the core.
+DEFAULT_DATA = "emotions"
+#: Folds of the cross-validation run on a single file given without --test or --cv.
+DEFAULT_CV = 10
+
+
+def bundled_datasets() -> list[dict[str, Any]]:
+    """The datasets shipped inside the core, as dicts with at least ``name``."""
+    try:
+        from mlw.io import bundled_datasets as _bundled
+    except ImportError:
+        return []
+    raw = _bundled()
+    out: list[dict[str, Any]] = []
+    items = raw.items() if isinstance(raw, dict) else ((None, r) for r in raw)
+    for key, value in items:
+        if isinstance(value, str):
+            out.append({"name": value})
+        elif isinstance(value, dict):
+            out.append({"name": key, **value} if key is not None else dict(value))
+        else:  # a dataclass or object with attributes
+            info = {k: v for k, v in getattr(value, "__dict__", {}).items()
+                    if not k.startswith("_")}
+            if key is not None:
+                info.setdefault("name", key)
+            out.append(info)
+    return out
+
+
+def _bundled_names() -> dict[str, dict[str, Any]]:
+    return {str(b.get("name")): b for b in bundled_datasets()}
+
+
+def concat(a: Dataset, b: Dataset, *, name: str) -> Dataset:
+    """Rows of ``a`` then ``b`` (same features and labels), keeping sparse sparse."""
+    if list(a.feature_names) != list(b.feature_names) or list(a.label_names) != list(
+            b.label_names):
+        raise ValueError(f"cannot join {a.name!r} and {b.name!r}: their features or labels "
+                         f"differ")
+    def stack(x: Any, y: Any) -> Any:
+        if sp.issparse(x) or sp.issparse(y):
+            return sp.vstack([sp.csr_matrix(x), sp.csr_matrix(y)], format="csr")
+        return np.vstack([x, y])
+
+    return Dataset(stack(a.X, b.X), stack(a.Y, b.Y), list(a.feature_names),
+                   list(a.label_names), name,
+                   {"joined": [a.provenance, b.provenance]})
+
+
+@dataclass
+class Plan:
+    """What ``mlw fit`` evaluates: ``kind`` is ``"holdout"`` (``train`` vs ``test``) or
+    ``"cv"`` (``k``-fold cross-validation over ``train``)."""
+
+    kind: str
+    train: Dataset
+    test: Dataset | None
+    k: int | None
+    dataset: str
+    note: str | None = None
+
+
+def _is_path(text: str) -> bool:
+    p = Path(text)
+    return p.exists() or p.suffix != "" or "/" in text or "\\" in text
+
+
+def resolve(data: str | None, test: str | None, cv: int | None) -> Plan:
+    """The evaluation plan for ``mlw fit`` (see ``docs/cli.md``):
+
+    - ``--test PATH``: hold-out, train on ``--data``, evaluate on ``--test``;
+    - ``--cv K``: K-fold iteratively stratified cross-validation over ``--data`` (for a
+      bundled dataset: over its train and test splits joined);
+    - neither, bundled dataset (the default ``emotions``): its standard train/test split;
+    - neither, a file: 10-fold cross-validation over the file.
+    """
+    if test is not None and cv is not None:
+        raise ValueError("give either --test (hold-out) or --cv (cross-validation), not both")
+    if cv is not None and cv < 2:
+        raise ValueError(f"--cv must be at least 2, got {cv}")
+    source = data or DEFAULT_DATA
+    bundled = _bundled_names()
+    if source in bundled and not Path(source).exists():
+        train = mlw.load_dataset(source, split="train")
+        test_split: Dataset | None = None
+        try:
+            test_split = mlw.load_dataset(source, split="test")
+        except (ValueError, LookupError, FileNotFoundError):
+            test_split = None
+        if test is not None:
+            return Plan("holdout", train, mlw.load_dataset(test), None, source)
+        if cv is not None:
+            whole = concat(train, test_split, name=source) if test_split is not None else train
+            return Plan("cv", whole, None, cv, source)
+        if test_split is not None:
+            return Plan("holdout", train, test_split, None, source)
+        return Plan("cv", train, None, DEFAULT_CV, source,
+                    note=f"{source} has no test split: {DEFAULT_CV}-fold cross-validation")
+    if not _is_path(source):
+        names = ", ".join(sorted(bundled)) or "none"
+        raise ValueError(f"--data {source!r} is neither a file nor a bundled dataset "
+                         f"(bundled: {names})")
+    if not Path(source).exists():
+        raise FileNotFoundError(f"--data {source}: no such file")
+    train = mlw.load_dataset(source)
+    if test is not None:
+        if not Path(test).exists():
+            raise FileNotFoundError(f"--test {test}: no such file")
+        return Plan("holdout", train, mlw.load_dataset(test), None, train.name)
+    if cv is not None:
+        return Plan("cv", train, None, cv, train.name)
+    return Plan("cv", train, None, DEFAULT_CV, train.name,
+                note=f"no --test or --cv given: {DEFAULT_CV}-fold cross-validation over "
+                     f"{source}")

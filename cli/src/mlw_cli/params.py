@@ -1,0 +1,82 @@
+"""Parsing ``--param key=value`` by the type of the parameter's default."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_value(key: str, text: str, default: Any) -> Any:
+    """Convert ``text`` to the type of ``default``.
+
+    ``none``/``null`` give ``None`` for any parameter. A bool default takes
+    true/false/yes/no/on/off/1/0; an int default takes an integer (or a float, for
+    parameters such as ``C=1`` that accept both); a float default a number; a list,
+    tuple or dict default a JSON value; a ``None`` default (or any other object) a JSON
+    value if ``text`` is one, else the text itself; a str default the text as is.
+    """
+    if text.strip().lower() in ("none", "null"):
+        return None
+    if isinstance(default, bool):
+        low = text.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise ValueError(f"--param {key}={text}: expected true or false")
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"--param {key}={text}: expected an integer") from None
+    if isinstance(default, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"--param {key}={text}: expected a number") from None
+    if isinstance(default, str):
+        return text
+    if isinstance(default, (list, tuple, dict)):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise ValueError(f"--param {key}={text}: expected a JSON "
+                             f"{type(default).__name__} such as [1, 2]") from None
+        return tuple(value) if isinstance(default, tuple) and isinstance(value, list) else value
+    return _json_or_text(text)
+
+
+def parse_params(learner: str, known: Mapping[str, Any], items: Iterable[str]) -> dict[str, Any]:
+    """``["k=10", "threshold=pcut"]`` -> ``{"k": 10, "threshold": "pcut"}``, typed by the
+    defaults in ``known``; an unknown or repeated key is a ``ValueError`` naming it."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--param expects key=value, got {item!r}")
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise ValueError(f"learner {learner!r} has no parameter {key!r}{hint} "
+                             f"(parameters: {', '.join(known) or 'none'})")
+        if key in out:
+            raise ValueError(f"--param {key} is given twice")
+        out[key] = parse_value(key, text, known[key])
+    return out
