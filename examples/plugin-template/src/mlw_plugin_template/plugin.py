@@ -1,0 +1,41 @@
+"""The plugin module named by the entry point: only registrations, no work.
+
+mlw calls each hook with a ``register`` callback; every spec is validated (name,
+callables, documented parameters that the factory really takes) and a name another
+plugin already registered makes this plugin *broken* with both owners named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import mlw
+
+
+@mlw.hookimpl
+def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
+    # Import the estimator lazily: registration must stay cheap.
+    from mlw_plugin_template.centroid import NearestCentroid
+
+    register(mlw.LearnerSpec(
+        name="template_centroid",
+        factory=NearestCentroid,
+        description="per-label nearest centroid (template plugin)",
+        param_docs={
+            "threshold": "thresholding strategy: fixed, pcut, cardinality, one_threshold",
+        },
+        tags=mlw.LearnerTags(predicts_scores=True, joint=False, sparse_input=True),
+    ))
+
+
+@mlw.hookimpl
+def mlw_register_metrics(register: Callable[[mlw.MetricSpec], None]) -> None:
+    from mlw_plugin_template.metric import cardinality_error_metric
+
+    register(mlw.MetricSpec(
+        name="cardinality_error",
+        compute=cardinality_error_metric,
+        greater_is_better=False,
+        needs="labels",
+        description="|mean predicted - mean true labels per instance| (template plugin)",
+    ))
