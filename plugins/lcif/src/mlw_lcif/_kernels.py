@@ -1,0 +1,502 @@
+"""Numba kernels of LCIF: sparse cosine kNN through an inverted index, feature→label
+neighbourhoods, and the sparse scoring of candidate labels.
+
+All functions take raw arrays (CSR/CSC as ``indptr, indices, data``), never Python
+objects, and never validate: the wrappers in :mod:`mlw_lcif.model` do. Parallel kernels
+split the queries into chunks and run the chunks with ``prange``; each chunk allocates
+its own accumulator once, so memory is bounded by ``n_chunks × (n_train or n_labels)``
+plus the outputs (``n_queries × k``), never ``n_queries × n_train``.
+
+Ties are broken deterministically: a higher similarity first, then the lower index.
+Only positive similarities count as neighbours (a similarity of 0 carries no vote).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True)
+def row_norms(indptr, data):
+    """Euclidean norm of every CSR row (sequential sum of squares, in index order)."""
+    n = indptr.shape[0] - 1
+    out = np.zeros(n, dtype=np.float64)
+    for i in range(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * data[p]
+        out[i] = np.sqrt(s)
+    return out
+
+
+@njit(cache=True)
+def _insert_topk(best_idx, best_sim, count, k, cand, sim):
+    """Insert ``(cand, sim)`` into the sorted top-k arrays (sim desc, index asc).
+    Returns the new count."""
+    if count == k:
+        ws = best_sim[k - 1]
+        if sim < ws or (sim == ws and cand > best_idx[k - 1]):
+            return count
+        pos = k - 1
+    else:
+        pos = count
+        count += 1
+    while pos > 0:
+        ps = best_sim[pos - 1]
+        if ps > sim or (ps == sim and best_idx[pos - 1] < cand):
+            break
+        best_sim[pos] = ps
+        best_idx[pos] = best_idx[pos - 1]
+        pos -= 1
+    best_sim[pos] = sim
+    best_idx[pos] = cand
+    return count
+
+
+@njit(parallel=True, cache=True)
+def knn_search(q_indptr, q_indices, q_data, q_norms,
+               t_col_indptr, t_col_rows, t_col_data, t_norms,
+               k, self_offset, allowed, n_chunks):
+    """The k most cosine-similar training rows of every query row.
+
+    Parameters
+    ----------
+    q_* : CSR of the queries (sorted indices) and their row norms.
+    t_col_* : CSC of the training rows (the inverted index feature → rows).
+    t_norms : training row norms.
+    k : number of neighbours.
+    self_offset : when >= 0, query ``i`` never has training row ``i + self_offset``
+        (leave-one-out when the queries are the training rows); -1 disables.
+    allowed : uint8 mask of usable training rows, or an empty array for all rows.
+    n_chunks : number of query chunks run in parallel.
+
+    Returns
+    -------
+    idx : int32 (n_queries, k), -1 where fewer than k rows have a positive similarity.
+    sim : float64 (n_queries, k), 0 where idx is -1.
+    """
+    n_q = q_indptr.shape[0] - 1
+    n_t = t_norms.shape[0]
+    use_mask = allowed.shape[0] == n_t
+    idx = np.full((n_q, k), -1, dtype=np.int32)
+    sim = np.zeros((n_q, k), dtype=np.float64)
+    chunk = (n_q + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        start = c * chunk
+        stop = min(n_q, start + chunk)
+        if start >= stop:
+            continue
+        acc = np.zeros(n_t, dtype=np.float64)
+        seen = np.zeros(n_t, dtype=np.uint8)
+        touched = np.empty(n_t, dtype=np.int32)
+        bi = np.empty(k, dtype=np.int32)
+        bs = np.empty(k, dtype=np.float64)
+        for i in range(start, stop):
+            nq = q_norms[i]
+            if nq == 0.0:
+                continue
+            nt = 0
+            for p in range(q_indptr[i], q_indptr[i + 1]):
+                j = q_indices[p]
+                v = q_data[p]
+                for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
+                    r = t_col_rows[pp]
+                    if seen[r] == 0:
+                        seen[r] = 1
+                        touched[nt] = r
+                        nt += 1
+                    acc[r] += v * t_col_data[pp]
+            own = i + self_offset if self_offset >= 0 else -1
+            count = 0
+            for q in range(nt):
+                r = touched[q]
+                d = acc[r]
+                acc[r] = 0.0
+                seen[r] = 0
+                if r == own:
+                    continue
+                if use_mask and allowed[r] == 0:
+                    continue
+                tn = t_norms[r]
+                if tn == 0.0:
+                    continue
+                s = d / (nq * tn)
+                if s > 0.0:
+                    count = _insert_topk(bi, bs, count, k, r, s)
+            for q in range(count):
+                idx[i, q] = bi[q]
+                sim[i, q] = bs[q]
+    return idx, sim
+
+
+@njit(parallel=True, cache=True)
+def feature_label_topk(x_col_indptr, x_col_rows, x_col_data, f_norms,
+                       y_indptr, y_indices, y_data, l_norms, n_labels, k, n_chunks):
+    """For every feature column, its k most cosine-similar label columns over the
+    training rows: sim(f_j, y_l) = sum_r x_rj y_rl / (||f_j|| ||y_l||).
+
+    Returns ``idx`` int32 (n_features, k) (-1 padded) and ``sim`` float64.
+    """
+    n_f = x_col_indptr.shape[0] - 1
+    idx = np.full((n_f, k), -1, dtype=np.int32)
+    sim = np.zeros((n_f, k), dtype=np.float64)
+    chunk = (n_f + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        start = c * chunk
+        stop = min(n_f, start + chunk)
+        if start >= stop:
+            continue
+        acc = np.zeros(n_labels, dtype=np.float64)
+        seen = np.zeros(n_labels, dtype=np.uint8)
+        touched = np.empty(n_labels, dtype=np.int32)
+        bi = np.empty(k, dtype=np.int32)
+        bs = np.empty(k, dtype=np.float64)
+        for j in range(start, stop):
+            fn = f_norms[j]
+            if fn == 0.0:
+                continue
+            nt = 0
+            for p in range(x_col_indptr[j], x_col_indptr[j + 1]):
+                r = x_col_rows[p]
+                v = x_col_data[p]
+                for pp in range(y_indptr[r], y_indptr[r + 1]):
+                    lab = y_indices[pp]
+                    if seen[lab] == 0:
+                        seen[lab] = 1
+                        touched[nt] = lab
+                        nt += 1
+                    acc[lab] += v * y_data[pp]
+            count = 0
+            for q in range(nt):
+                lab = touched[q]
+                d = acc[lab]
+                acc[lab] = 0.0
+                seen[lab] = 0
+                ln = l_norms[lab]
+                if ln == 0.0:
+                    continue
+                s = d / (fn * ln)
+                if s > 0.0:
+                    count = _insert_topk(bi, bs, count, k, lab, s)
+            for q in range(count):
+                idx[j, q] = bi[q]
+                sim[j, q] = bs[q]
+    return idx, sim
+
+
+@njit(cache=True)
+def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
+               q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, lam,
+               acc_ins, acc_fl, seen, touched):
+    """Accumulate the instance and feature confidences of query i into the dense
+    per-label buffers; returns (number of candidate labels, sum of sims, sum of x)."""
+    nt = 0
+    wsum = 0.0
+    if lam > 0.0:
+        for q in range(k_ins):
+            r = nbr_idx[i, q]
+            if r < 0:
+                break
+            w = nbr_sim[i, q]
+            wsum += w
+            for p in range(s_indptr[r], s_indptr[r + 1]):
+                lab = s_indices[p]
+                if seen[lab] == 0:
+                    seen[lab] = 1
+                    touched[nt] = lab
+                    nt += 1
+                acc_ins[lab] += w * s_data[p]
+    xsum = 0.0
+    if lam < 1.0:
+        for p in range(q_indptr[i], q_indptr[i + 1]):
+            j = q_indices[p]
+            v = q_data[p]
+            if v <= 0.0:
+                continue
+            xsum += v
+            for q in range(k_feat):
+                lab = fl_idx[j, q]
+                if lab < 0:
+                    break
+                if seen[lab] == 0:
+                    seen[lab] = 1
+                    touched[nt] = lab
+                    nt += 1
+                acc_fl[lab] += v * fl_sim[j, q]
+    return nt, wsum, xsum
+
+
+@njit(parallel=True, cache=True)
+def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
+                     q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, lam,
+                     n_labels, n_chunks):
+    """LCIF scores of every query over its candidate labels only, as CSR.
+
+    score(x, y) = lam * conf_INS(x, y) + (1 - lam) * conf_FL(x, y) with
+    conf_INS = sum_{i in N_k(x)} sim(x, i) s_iy / sum_{i in N_k(x)} sim(x, i)
+    (``s`` is the training label matrix, or the second-order scores for LCIF2) and
+    conf_FL = sum_j x_j sim(f_j, y) [y in N_kfeat(f_j)] / sum_j x_j.
+    Candidates are the labels of the neighbours and of the features' neighbourhoods;
+    an entry is stored only when its score is positive. Rows have sorted indices.
+    """
+    n_q = nbr_idx.shape[0]
+    counts = np.zeros(n_q + 1, dtype=np.int64)
+    chunk = (n_q + n_chunks - 1) // n_chunks
+    # pass 1: the number of positive-scored candidates per query
+    for c in prange(n_chunks):
+        start = c * chunk
+        stop = min(n_q, start + chunk)
+        if start >= stop:
+            continue
+        acc_ins = np.zeros(n_labels, dtype=np.float64)
+        acc_fl = np.zeros(n_labels, dtype=np.float64)
+        seen = np.zeros(n_labels, dtype=np.uint8)
+        touched = np.empty(n_labels, dtype=np.int32)
+        for i in range(start, stop):
+            nt, wsum, xsum = _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices,
+                                        s_data, q_indptr, q_indices, q_data, fl_idx,
+                                        fl_sim, k_feat, lam, acc_ins, acc_fl, seen, touched)
+            m = 0
+            for q in range(nt):
+                lab = touched[q]
+                v = 0.0
+                if wsum > 0.0:
+                    v += lam * (acc_ins[lab] / wsum)
+                if xsum > 0.0:
+                    v += (1.0 - lam) * (acc_fl[lab] / xsum)
+                if v > 0.0:
+                    m += 1
+                acc_ins[lab] = 0.0
+                acc_fl[lab] = 0.0
+                seen[lab] = 0
+            counts[i + 1] = m
+    indptr = np.cumsum(counts)
+    indices = np.empty(indptr[n_q], dtype=np.int32)
+    data = np.empty(indptr[n_q], dtype=np.float64)
+    # pass 2: fill
+    for c in prange(n_chunks):
+        start = c * chunk
+        stop = min(n_q, start + chunk)
+        if start >= stop:
+            continue
+        acc_ins = np.zeros(n_labels, dtype=np.float64)
+        acc_fl = np.zeros(n_labels, dtype=np.float64)
+        seen = np.zeros(n_labels, dtype=np.uint8)
+        touched = np.empty(n_labels, dtype=np.int32)
+        for i in range(start, stop):
+            nt, wsum, xsum = _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices,
+                                        s_data, q_indptr, q_indices, q_data, fl_idx,
+                                        fl_sim, k_feat, lam, acc_ins, acc_fl, seen, touched)
+            labs = np.sort(touched[:nt])
+            pos = indptr[i]
+            for q in range(nt):
+                lab = labs[q]
+                v = 0.0
+                if wsum > 0.0:
+                    v += lam * (acc_ins[lab] / wsum)
+                if xsum > 0.0:
+                    v += (1.0 - lam) * (acc_fl[lab] / xsum)
+                if v > 0.0:
+                    indices[pos] = lab
+                    data[pos] = v
+                    pos += 1
+                acc_ins[lab] = 0.0
+                acc_fl[lab] = 0.0
+                seen[lab] = 0
+    return indptr, indices, data
+
+
+@njit(parallel=True, cache=True)
+def filter_neighbours(idx, sim, drop, k):
+    """Keep, in order, the first k neighbours of each row whose index is not marked in
+    ``drop`` (uint8 per training row). Returns the filtered lists and, per row, whether
+    the result may be incomplete (the source list was full and ran out)."""
+    n, kk = idx.shape
+    out_i = np.full((n, k), -1, dtype=np.int32)
+    out_s = np.zeros((n, k), dtype=np.float64)
+    short = np.zeros(n, dtype=np.uint8)
+    for i in prange(n):
+        m = 0
+        for q in range(kk):
+            r = idx[i, q]
+            if r < 0:
+                break
+            if drop[r]:
+                continue
+            out_i[i, m] = r
+            out_s[i, m] = sim[i, q]
+            m += 1
+            if m == k:
+                break
+        if m < k and idx[i, kk - 1] >= 0:
+            short[i] = 1
+    return out_i, out_s, short
+
+
+@njit(cache=True)
+def _bucket(s, T):
+    """Largest m with T[m] <= s (T ascending, T[0] = 0); -1 when s < T[0]."""
+    nT = T.shape[0]
+    m = int(s * (nT - 1))
+    if m > nT - 1:
+        m = nT - 1
+    if m < 0:
+        m = 0
+    while m + 1 < nT and T[m + 1] <= s:
+        m += 1
+    while m >= 0 and T[m] > s:
+        m -= 1
+    return m
+
+
+@njit(cache=True)
+def _cardinality_threshold(A, B, lam, is_val, T, coarse, fine, target, top_label):
+    """Replicates ``mlw.thresholds.CardinalityMatching`` (two-pass search, top-label
+    rule) on the training rows of lam*A + (1-lam)*B; returns the index of T chosen."""
+    n, L = A.shape
+    nT = T.shape[0]
+    hist = np.zeros(nT, dtype=np.int64)
+    top = np.zeros(nT, dtype=np.int64)
+    n_tr = 0
+    for i in range(n):
+        if is_val[i]:
+            continue
+        n_tr += 1
+        rmax = -1.0
+        for j in range(L):
+            s = lam * A[i, j] + (1.0 - lam) * B[i, j]
+            if s > rmax:
+                rmax = s
+            b = _bucket(s, T)
+            if b >= 0:
+                hist[b] += 1
+        if rmax > 0.0:
+            top[_bucket(rmax, T)] += 1
+    # count_ge[m] = #entries >= T[m]; below[m] = #rows with 0 < rowmax < T[m]
+    count_ge = np.zeros(nT, dtype=np.int64)
+    acc = 0
+    for m in range(nT - 1, -1, -1):
+        acc += hist[m]
+        count_ge[m] = acc
+    below = np.zeros(nT, dtype=np.int64)
+    acc = 0
+    for m in range(nT):
+        below[m] = acc
+        acc += top[m]
+    best_m = coarse[0]
+    best_v = -np.inf
+    for c in range(coarse.shape[0]):
+        m = coarse[c]
+        cnt = count_ge[m] + (below[m] if top_label else 0)
+        v = -abs(cnt / n_tr - target)
+        if v > best_v:
+            best_v = v
+            best_m = m
+    t2 = best_m
+    v2 = -np.inf
+    for c in range(fine.shape[1]):
+        m = fine[best_m, c]
+        if m < 0:
+            continue
+        cnt = count_ge[m] + (below[m] if top_label else 0)
+        v = -abs(cnt / n_tr - target)
+        if v > v2:
+            v2 = v
+            t2 = m
+    return t2 if v2 > best_v else best_m
+
+
+@njit(cache=True)
+def _metric_on_validation(A, B, lam, is_val, Y, t, top_label, metric):
+    n, L = A.shape
+    tp_l = np.zeros(L, dtype=np.int64)
+    fp_l = np.zeros(L, dtype=np.int64)
+    fn_l = np.zeros(L, dtype=np.int64)
+    pred = np.zeros(L, dtype=np.uint8)
+    ex_sum = 0.0
+    n_val = 0
+    for i in range(n):
+        if not is_val[i]:
+            continue
+        n_val += 1
+        npred = 0
+        rmax = -1.0
+        jmax = 0
+        for j in range(L):
+            s = lam * A[i, j] + (1.0 - lam) * B[i, j]
+            if s > rmax:
+                rmax = s
+                jmax = j
+            if s >= t:
+                pred[j] = 1
+                npred += 1
+            else:
+                pred[j] = 0
+        if top_label and npred == 0 and rmax > 0.0:
+            pred[jmax] = 1
+            npred = 1
+        tp = 0
+        ntrue = 0
+        for j in range(L):
+            y = Y[i, j]
+            ntrue += y
+            if pred[j] and y:
+                tp += 1
+                tp_l[j] += 1
+            elif pred[j]:
+                fp_l[j] += 1
+            elif y:
+                fn_l[j] += 1
+        if metric == 0:  # accuracy (Jaccard), empty/empty = 1
+            union = npred + ntrue - tp
+            ex_sum += 1.0 if union == 0 else tp / union
+        elif metric == 1:  # f1_example, empty/empty = 1
+            den = npred + ntrue
+            ex_sum += 1.0 if den == 0 else 2.0 * tp / den
+        elif metric == 5:  # subset accuracy
+            ex_sum += 1.0 if (tp == npred and tp == ntrue) else 0.0
+    if n_val == 0:
+        return 0.0
+    if metric == 0 or metric == 1 or metric == 5:
+        return ex_sum / n_val
+    TP = 0
+    FP = 0
+    FN = 0
+    mac = 0.0
+    for j in range(L):
+        TP += tp_l[j]
+        FP += fp_l[j]
+        FN += fn_l[j]
+        den = 2 * tp_l[j] + fp_l[j] + fn_l[j]
+        mac += 0.0 if den == 0 else 2.0 * tp_l[j] / den
+    if metric == 2:  # f1_micro
+        den = 2 * TP + FP + FN
+        return 0.0 if den == 0 else 2.0 * TP / den
+    if metric == 3:  # f1_macro, a label with no true and no predicted instance scores 0
+        return mac / L
+    # 4: hamming loss, negated so that larger is better
+    return -(FP + FN) / (n_val * L)
+
+
+@njit(parallel=True, cache=True)
+def grid_evaluate(A, B, lams, is_val, Y, T, coarse, fine, target, top_label, metric):
+    """Score every (k_ins, k_feat, lambda) of one fold: A (n_k, n, L) instance
+    confidences, B (n_kf, n, L) feature confidences of all rows (training rows scored
+    without themselves, validation rows against the training rows only). The threshold
+    is fitted by cardinality matching on the training rows; the metric is computed on
+    the validation rows. Returns (n_k, n_kf, n_lam)."""
+    na = A.shape[0]
+    nb = B.shape[0]
+    nl = lams.shape[0]
+    out = np.zeros((na, nb, nl), dtype=np.float64)
+    for ab in prange(na * nb):
+        a = ab // nb
+        b = ab % nb
+        for q in range(nl):
+            lam = lams[q]
+            m = _cardinality_threshold(A[a], B[b], lam, is_val, T, coarse, fine, target,
+                                       top_label)
+            out[a, b, q] = _metric_on_validation(A[a], B[b], lam, is_val, Y, T[m],
+                                                 top_label, metric)
+    return out

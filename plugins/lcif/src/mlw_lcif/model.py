@@ -1,0 +1,212 @@
+"""LCIF learners: instance kNN, feature kNN, their linear combination (LCIF) and the
+second-order variant (LCIF2), after Feremans, Cule, Vens and Goethals (DSAA 2017)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+import mlw
+from mlw_lcif import _prep as P
+
+#: The paper's grid: k_ins, k_feat in 1..30 step 2, lambda in 0..1 step 0.1.
+K_GRID: tuple[int, ...] = tuple(range(1, 30, 2))
+LAM_GRID: tuple[float, ...] = tuple(float(v) for v in np.round(np.arange(11) * 0.1, 1))
+
+
+def _check_k(name: str, k: Any, limit: int | None, what: str) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"{name} must be a positive integer, got {k!r}")
+    if limit is not None and k > limit:
+        raise ValueError(f"{name}={k} is larger than the number of {what} ({limit})")
+    return int(k)
+
+
+class _LCIFBase(mlw.MultiLabelLearner):
+    """Shared machinery; subclasses fix which parts are used (``_kind``)."""
+
+    _kind = "lcif"
+
+    # parameters every subclass stores (those it does not take are fixed here)
+    k_ins: int = 1
+    k_feat: int = 1
+    lam: float = 1.0
+    cv: int | None = None
+    cv_metric: str = "accuracy"
+    random_state: int = 0
+    threshold: Any = "cardinality"
+
+    # -- fitting ------------------------------------------------------------------------
+    def _lam_value(self) -> float:
+        if self._kind == "instance_knn":
+            return 1.0
+        if self._kind == "feature_knn":
+            return 0.0
+        lam = float(self.lam)
+        if not 0.0 <= lam <= 1.0:
+            raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
+        return lam
+
+    def _uses_ins(self) -> bool:
+        return self._kind != "feature_knn"
+
+    def _uses_fl(self) -> bool:
+        return self._kind != "instance_knn"
+
+    def _fit(self, X: Any, Y: Any) -> None:
+        n, L = X.shape[0], Y.shape[1]
+        Ycsr = sp.csr_matrix(Y, dtype=np.uint8) if not sp.issparse(Y) else Y
+        self.scaler_ = P.FeatureScaler().fit(X)
+        Xs = self.scaler_.transform(X)
+        if self.cv is not None:
+            from mlw_lcif.search import search_hyperparameters
+
+            res = search_hyperparameters(Xs, Ycsr, kind=self._kind, metric=self.cv_metric,
+                                         n_folds=self.cv, seed=self.random_state)
+            self.cv_results_ = res
+            self.k_ins_, self.k_feat_, self.lam_ = res["k_ins"], res["k_feat"], res["lam"]
+        else:
+            self.k_ins_ = _check_k("k_ins", self.k_ins, n, "training instances") \
+                if self._uses_ins() else 1
+            self.k_feat_ = min(_check_k("k_feat", self.k_feat, None, "labels"), L) \
+                if self._uses_fl() else 1
+            self.lam_ = self._lam_value()
+        self.Xs_ = Xs
+        self.index_ = P.InvertedIndex(Xs)
+        if self._kind == "lcif2":
+            self.votes_ = P.second_order_scores(Xs, Ycsr, self.k_ins_)
+        else:
+            self.votes_ = Ycsr.astype(np.float64)
+        if self._uses_fl():
+            self.fl_idx_, self.fl_sim_ = P.feature_label_neighbours(Xs, Ycsr, self.k_feat_)
+        else:
+            self.fl_idx_ = np.full((X.shape[1], 1), -1, dtype=np.int32)
+            self.fl_sim_ = np.zeros((X.shape[1], 1))
+
+    # -- scoring ------------------------------------------------------------------------
+    def _scores(self, Qs: sp.csr_matrix, *, leave_one_out: bool) -> Any:
+        if self.lam_ > 0.0:
+            nbr_idx, nbr_sim = P.knn(Qs, self.index_, self.k_ins_,
+                                     self_offset=0 if leave_one_out else -1)
+        else:
+            nbr_idx = np.full((Qs.shape[0], 1), -1, dtype=np.int32)
+            nbr_sim = np.zeros((Qs.shape[0], 1))
+        S = P.score(nbr_idx, nbr_sim, nbr_idx.shape[1], self.votes_, Qs, self.fl_idx_,
+                    self.fl_sim_, self.fl_idx_.shape[1], self.lam_, self.n_labels_)
+        return S if self.sparse_labels_ else S.toarray()
+
+    def _predict_proba(self, X: Any) -> Any:
+        return self._scores(self.scaler_.transform(X), leave_one_out=False)
+
+    def _training_scores(self, X: Any, Y: Any) -> Any:
+        # each training instance is left out of its own neighbourhood
+        return self._scores(self.Xs_, leave_one_out=True)
+
+    def kneighbors(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The fitted number of nearest training instances of each row of X by cosine
+        similarity: (indices int32 (n, k_ins_), similarities); -1 pads rows with fewer
+        training instances of positive similarity."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "n_labels_")
+        Qs = self.scaler_.transform(self._validate_X(X, reset=False))
+        return P.knn(Qs, self.index_, self.k_ins_)
+
+
+class LCIF(_LCIFBase):
+    """LCIF: ``lam * conf_INS + (1 - lam) * conf_FL``.
+
+    conf_INS(x, y) is the cosine-similarity-weighted vote of the ``k_ins`` nearest
+    training instances; conf_FL(x, y) = sum_j x_j sim(f_j, y) / sum_j x_j over the
+    labels among the ``k_feat`` most similar labels of each non-zero feature j (cosine
+    between feature and label columns of the training data). Features are scaled to
+    [0, 1]. One threshold is chosen by cardinality matching on leave-one-out training
+    scores, with the top-label rule on.
+
+    Parameters
+    ----------
+    k_ins : int
+        Number of instance neighbours.
+    k_feat : int
+        Number of label neighbours of each feature (capped at the number of labels).
+    lam : float
+        Weight of the instance part, in [0, 1].
+    threshold : str or object
+        Thresholding strategy (default: the core's ``cardinality``).
+    cv : int or None
+        When set, choose ``k_ins``, ``k_feat`` and ``lam`` on the paper's grid by
+        ``cv``-fold cross-validation of the training data (``best`` in ``cv_results_``).
+    cv_metric : str
+        Metric maximised by the search (``accuracy``, ``f1_example``, ``f1_micro``,
+        ``f1_macro``, ``hamming_loss`` (minimised), ``subset_accuracy``).
+    random_state : int
+        Seed of the cross-validation folds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1], [1, 0, 0]], dtype=float)
+    >>> Y = np.array([[1, 0], [1, 1], [0, 1], [1, 0]])
+    >>> LCIF(k_ins=2, k_feat=1, lam=0.5).fit(X, Y).predict(X).shape
+    (4, 2)
+    """
+
+    _kind = "lcif"
+
+    def __init__(self, *, k_ins: int = 15, k_feat: int = 15, lam: float = 0.5,
+                 threshold: Any = "cardinality", cv: int | None = None,
+                 cv_metric: str = "accuracy", random_state: int = 0) -> None:
+        self.k_ins = k_ins
+        self.k_feat = k_feat
+        self.lam = lam
+        self.threshold = threshold
+        self.cv = cv
+        self.cv_metric = cv_metric
+        self.random_state = random_state
+
+
+class LCIF2(LCIF):
+    """LCIF2: LCIF whose instance part votes with second-order scores.
+
+    Every training instance first gets re-weighted label scores: the vote of its
+    ``k_ins`` nearest training instances (itself included) under sim_ALL, the cosine
+    over features and labels together, each half L1-normalised. A query's ``k_ins``
+    nearest instances then vote with those scores instead of their 0/1 labels.
+    Parameters as :class:`LCIF`.
+    """
+
+    _kind = "lcif2"
+
+
+class InstanceKNN(_LCIFBase):
+    """Instance kNN: the cosine-weighted label vote of the ``k_ins`` nearest training
+    instances, thresholded by cardinality matching (LCIF with ``lam = 1``)."""
+
+    _kind = "instance_knn"
+
+    def __init__(self, *, k_ins: int = 15, threshold: Any = "cardinality",
+                 cv: int | None = None, cv_metric: str = "accuracy",
+                 random_state: int = 0) -> None:
+        self.k_ins = k_ins
+        self.threshold = threshold
+        self.cv = cv
+        self.cv_metric = cv_metric
+        self.random_state = random_state
+
+
+class FeatureKNN(_LCIFBase):
+    """Feature kNN: conf_FL alone, each non-zero feature voting for its ``k_feat`` most
+    similar labels (LCIF with ``lam = 0``)."""
+
+    _kind = "feature_knn"
+
+    def __init__(self, *, k_feat: int = 15, threshold: Any = "cardinality",
+                 cv: int | None = None, cv_metric: str = "accuracy",
+                 random_state: int = 0) -> None:
+        self.k_feat = k_feat
+        self.threshold = threshold
+        self.cv = cv
+        self.cv_metric = cv_metric
+        self.random_state = random_state

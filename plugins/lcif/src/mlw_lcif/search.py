@@ -1,0 +1,151 @@
+"""Hyper-parameter selection of the LCIF learners by k-fold cross-validation, with
+the paper's caching: every neighbour list is computed once, at the largest k, and
+the smaller k reuse its prefix.
+
+How the caching stays exact across folds: one leave-one-out neighbour list of every
+training instance is computed over the whole training set, with more neighbours than
+the largest k (``2 k_max + 10``). For a fold, dropping the held-out instances from
+these lists gives exactly the neighbours among the fold's training part, both for the
+held-out instances (the queries) and for the training part scored leave-one-out (for
+the threshold). In the rare case a list runs out after dropping, that row is
+recomputed exactly. The same holds for LCIF2's sim_ALL lists (self included). The
+feature→label neighbourhoods are recomputed per fold (a cheap sparse pass).
+
+For each (k_ins, k_feat) the instance and feature confidences are dense matrices; a
+parallel numba kernel then scores every lambda: cardinality-matching threshold on
+the training part (the same search as ``mlw.thresholds.CardinalityMatching``, top-label
+rule on), metric on the held-out part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlw_lcif import _kernels as K
+from mlw_lcif import _prep as P
+
+METRICS = {"accuracy": 0, "f1_example": 1, "f1_micro": 2, "f1_macro": 3,
+           "hamming_loss": 4, "subset_accuracy": 5}
+
+
+def _threshold_grid() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All thresholds two_pass_search can visit (0, 0.01, ..., 1 as it rounds them),
+    the coarse indices, and for each coarse best the fine indices (-1 = outside)."""
+    T = np.round(np.arange(101) * 0.01, 10)
+    coarse_t = np.round(np.arange(11) * 0.1, 10)
+    coarse = np.array([int(np.flatnonzero(T == t)[0]) for t in coarse_t], dtype=np.int64)
+    fine = np.full((101, 11), -1, dtype=np.int64)
+    for m in coarse:
+        ts = np.round(T[m] + np.arange(-5, 6) * 0.01, 10)
+        for c, t in enumerate(ts):
+            if 0 <= t <= 1:
+                fine[m, c] = int(np.flatnonzero(T == t)[0])
+    return T, coarse, fine
+
+
+def _folds(n: int, n_folds: int, seed: int) -> np.ndarray:
+    perm = np.random.default_rng(seed).permutation(n)
+    fold = np.empty(n, dtype=np.int64)
+    for f, part in enumerate(np.array_split(perm, n_folds)):
+        fold[part] = f
+    return fold
+
+
+def _fold_lists(idx: np.ndarray, sim: np.ndarray, drop: np.ndarray, k: int,
+                M: sp.csr_matrix, index: P.InvertedIndex,
+                exclude_self: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbours among the rows not in ``drop``; rows whose cached list ran out are
+    recomputed exactly."""
+    fi, fs, short = K.filter_neighbours(idx, sim, drop, k)
+    allowed = (1 - drop).astype(np.uint8)
+    for r in np.flatnonzero(short):
+        mask = allowed.copy()
+        if exclude_self:
+            mask[r] = 0
+        i1, s1 = P.knn(M[r:r + 1], index, k, allowed=mask)
+        fi[r], fs[r] = i1[0], s1[0]
+    return fi, fs
+
+
+def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "lcif",
+                           metric: str = "accuracy", n_folds: int = 10, seed: int = 0,
+                           k_grid: Sequence[int] = tuple(range(1, 30, 2)),
+                           lam_grid: Sequence[float] | None = None,
+                           top_label: bool = True) -> dict[str, Any]:
+    """Choose (k_ins, k_feat, lam) by ``n_folds``-fold cross-validation.
+
+    ``Xs`` are scaled features (CSR), ``Y`` the CSR label matrix. Returns a dict with
+    the best ``k_ins``, ``k_feat``, ``lam``, its ``score`` (mean over folds; for
+    ``hamming_loss`` the negated loss), the grids and the full ``scores`` array of shape
+    (len(k_ins grid), len(k_feat grid), len(lam grid)).
+    """
+    if metric not in METRICS:
+        raise ValueError(f"cv_metric must be one of {sorted(METRICS)}, got {metric!r}")
+    n, L = Y.shape
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) \
+            or not 2 <= n_folds <= n:
+        raise ValueError(f"cv must be an integer between 2 and the number of training "
+                         f"instances ({n}), got {n_folds!r}")
+    if lam_grid is None:
+        lam_grid = np.round(np.arange(11) * 0.1, 1)
+    uses_ins = kind != "feature_knn"
+    uses_fl = kind != "instance_knn"
+    fold = _folds(n, int(n_folds), seed)
+    n_tr_min = n - int(np.bincount(fold).max())
+    kins = sorted({int(k) for k in k_grid if k <= n_tr_min}) if uses_ins else [1]
+    kfeat = sorted({min(int(k), L) for k in k_grid}) if uses_fl else [1]
+    if not kins:
+        raise ValueError(f"every k in the grid is larger than a fold's training part "
+                         f"({n_tr_min} instances)")
+    lams = np.asarray(lam_grid if kind in ("lcif", "lcif2")
+                      else ([1.0] if kind == "instance_knn" else [0.0]), dtype=np.float64)
+    Yd = Y.toarray().astype(np.uint8)
+    Yf = Y.astype(np.float64)
+    T, coarse, fine = _threshold_grid()
+    kmax, kfmax = max(kins), max(kfeat)
+    big = min(n - 1, 2 * kmax + 10)
+    index = P.InvertedIndex(Xs)
+    if uses_ins:
+        nb_idx, nb_sim = P.knn(Xs, index, max(big, 1), self_offset=0)
+    if kind == "lcif2":
+        Z = sim_all = P.sim_all_matrix(Xs, Y)
+        zindex = P.InvertedIndex(Z)
+        z_idx, z_sim = P.knn(Z, zindex, min(n, 2 * kmax + 10))
+    dummy_i = np.full((n, 1), -1, dtype=np.int32)
+    dummy_s = np.zeros((n, 1))
+    no_fl_i = np.full((Xs.shape[1], 1), -1, dtype=np.int32)
+    no_fl_s = np.zeros((Xs.shape[1], 1))
+    total = np.zeros((len(kins), len(kfeat), len(lams)))
+    for f in range(int(n_folds)):
+        is_val = (fold == f).astype(np.uint8)
+        tr = np.flatnonzero(is_val == 0)
+        A = np.zeros((len(kins), n, L))
+        if uses_ins:
+            fi, fs = _fold_lists(nb_idx, nb_sim, is_val, kmax, Xs, index, True)
+            if kind == "lcif2":
+                zi, zs = _fold_lists(z_idx, z_sim, is_val, kmax, sim_all, zindex, False)
+            for a, k in enumerate(kins):
+                votes = Yf
+                if kind == "lcif2":
+                    votes = P.second_order_scores(Xs, Y, k, nbr=(zi[:, :k], zs[:, :k]))
+                A[a] = P.score(fi[:, :k], fs[:, :k], k, votes, sp.csr_matrix((n, 1)),
+                               no_fl_i[:1], no_fl_s[:1], 0, 1.0, L).toarray()
+        B = np.zeros((len(kfeat), n, L))
+        if uses_fl:
+            fl_i, fl_s = P.feature_label_neighbours(Xs[tr], Y[tr], kfmax)
+            for b, k in enumerate(kfeat):
+                B[b] = P.score(dummy_i, dummy_s, 0, Yf, Xs, fl_i[:, :k], fl_s[:, :k], k,
+                               0.0, L).toarray()
+        target = float(Yd[tr].sum()) / max(tr.size, 1)
+        total += K.grid_evaluate(A, B, lams, is_val, Yd, T, coarse, fine, target,
+                                 bool(top_label), METRICS[metric])
+    total /= int(n_folds)
+    a, b, q = np.unravel_index(int(np.argmax(total)), total.shape)
+    return {"k_ins": int(kins[a]), "k_feat": int(kfeat[b]), "lam": float(lams[q]),
+            "score": float(total[a, b, q]), "metric": metric, "n_folds": int(n_folds),
+            "k_ins_grid": list(kins), "k_feat_grid": list(kfeat),
+            "lam_grid": [float(v) for v in lams], "scores": total}
