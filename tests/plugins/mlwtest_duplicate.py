@@ -1,0 +1,13 @@
+"""Fixture plugin registering a learner name that mlwtest_good already owns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import mlw
+from mlwtest_good import PriorLearner
+
+
+@mlw.hookimpl
+def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
+    register(mlw.LearnerSpec("fixture_prior", PriorLearner, "a second fixture_prior"))

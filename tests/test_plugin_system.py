@@ -1,0 +1,237 @@
+"""Plugin discovery, validation and broken-plugin handling, with the fixture plugins of
+``tests/plugins/`` installed through fake entry points."""
+
+from __future__ import annotations
+
+import mlw
+import numpy as np
+import pytest
+from mlw.plugins import PluginManager, UnknownNameError
+
+
+def _info(pm: PluginManager, name: str) -> mlw.PluginInfo:
+    return next(i for i in pm.plugins() if i.name == name)
+
+
+def test_good_plugin_registers_one_of_each_kind(install_plugins) -> None:
+    pm = install_plugins(good="mlwtest_good")
+    info = _info(pm, "good")
+    assert (info.status, info.error) == ("ok", None)
+    assert (info.distribution, info.version, info.builtin) == ("mlw-good", "1.0.0", False)
+    assert info.registers == {"learner": ["fixture_prior"], "threshold": ["fixture_half"],
+                              "metric": ["fixture_mean_labels"], "loader": ["fixture_format"],
+                              "generator": ["fixture_blobs"]}
+    # and the registrations work through the public API
+    ds = mlw.generate_dataset("fixture_blobs", seed=3)
+    model = mlw.get_learner("fixture_prior", threshold="fixture_half").fit(ds.X, ds.Y)
+    assert model.predict(ds.X).shape == ds.Y.shape
+    values = mlw.evaluate(ds.Y, model.predict(ds.X), metrics=["fixture_mean_labels"])
+    assert values["fixture_mean_labels"] == pytest.approx((model.prior_ >= 0.5).sum())
+    assert pm.owner("learner", "fixture_prior") is info
+    assert pm.versions()["mlw-good"] == "1.0.0"
+
+
+def test_builtin_plugins_come_first_and_register_through_the_hooks(install_plugins) -> None:
+    pm = install_plugins(good="mlwtest_good")
+    names = [i.name for i in pm.plugins()]
+    assert names[:3] == ["mlw.loaders", "mlw.metrics", "mlw.thresholds"]
+    assert {"fixed", "pcut", "cardinality", "one_threshold"} <= set(
+        _info(pm, "mlw.thresholds").registers["threshold"])
+    assert all(i.builtin and i.distribution == "mlw" for i in pm.plugins()[:3])
+
+
+def test_plugin_failing_to_import_is_broken_and_the_rest_works(install_plugins) -> None:
+    pm = install_plugins(good="mlwtest_good", bad="mlwtest_import_error")
+    bad = _info(pm, "bad")
+    assert bad.status == "broken"
+    assert bad.error == ("import failed: ImportError: mlwtest_import_error needs the package "
+                         "'not-installed-anywhere'")
+    assert _info(pm, "good").status == "ok"
+    assert "fixture_prior" in pm.learners()
+    # a second collection (the registry is rebuilt after a register) keeps the status
+    pm.register(object(), name="empty")
+    assert _info(pm, "bad").status == "broken"
+
+
+def test_malformed_registration_breaks_only_its_plugin(install_plugins) -> None:
+    pm = install_plugins(good="mlwtest_good", malformed="mlwtest_malformed")
+    info = _info(pm, "malformed")
+    assert info.status == "broken"
+    assert info.error == "learner 'malformed_prior': description is missing"
+    assert info.registers == {k: [] for k in info.registers}
+    # its valid metric is withdrawn with it; the good plugin is untouched
+    assert "malformed_plugins_metric" not in pm.metrics()
+    assert _info(pm, "good").status == "ok"
+
+
+@pytest.mark.parametrize("spec, message", [
+    (lambda: mlw.LearnerSpec("Bad Name", object, "d"), "is not a lowercase identifier"),
+    (lambda: mlw.LearnerSpec("x", 3, "d"), "factory must be callable"),
+    (lambda: mlw.LearnerSpec("x", lambda a=1: None, "d", param_docs={"b": "?"}),
+     "param_docs names ['b'] that the factory does not take"),
+    (lambda: mlw.MetricSpec("m", len, True, "probabilities", "d"), "needs must be"),
+    (lambda: mlw.MetricSpec("m", len, 1, "labels", "d"), "greater_is_better must be a bool"),
+    (lambda: mlw.LoaderSpec("f", ("arff",), len, "d"), "suffixes must be a tuple"),
+    (lambda: mlw.ThresholdSpec("t", None, "d"), "factory must be callable"),
+    (lambda: mlw.GeneratorSpec("g", len, "  "), "description is missing"),
+])
+def test_each_malformed_spec_is_rejected_with_its_reason(fresh_plugins, spec, message) -> None:
+    kind = type(spec()).__name__.replace("Spec", "").lower()
+    hook = {"learner": "mlw_register_learners", "metric": "mlw_register_metrics",
+            "loader": "mlw_register_loaders", "threshold": "mlw_register_thresholds",
+            "generator": "mlw_register_generators"}[kind]
+
+    class Plugin:
+        pass
+
+    setattr(Plugin, hook, staticmethod(mlw.hookimpl(
+        {"mlw_register_learners": lambda register: register(spec()),
+         "mlw_register_metrics": lambda register: register(spec()),
+         "mlw_register_loaders": lambda register: register(spec()),
+         "mlw_register_thresholds": lambda register: register(spec()),
+         "mlw_register_generators": lambda register: register(spec())}[hook])))
+    # pluggy needs a named function with the hook's name
+    impl = getattr(Plugin, hook)
+    impl.__name__ = hook
+    fresh_plugins.register(Plugin(), name="inline")
+    info = _info(fresh_plugins, "inline")
+    assert info.status == "broken"
+    assert message in info.error
+
+
+def test_wrong_spec_type_is_rejected(fresh_plugins) -> None:
+    class Plugin:
+        @staticmethod
+        @mlw.hookimpl
+        def mlw_register_learners(register):
+            register(mlw.MetricSpec("m", len, True, "labels", "d"))
+
+    fresh_plugins.register(Plugin(), name="wrongtype")
+    assert _info(fresh_plugins, "wrongtype").error == (
+        "plugin 'wrongtype' registered a MetricSpec where a LearnerSpec was expected")
+
+
+def test_duplicate_learner_name_is_an_error_naming_both_plugins(install_plugins) -> None:
+    pm = install_plugins(good="mlwtest_good", zz_dup="mlwtest_duplicate")
+    dup = _info(pm, "zz_dup")
+    assert dup.status == "broken"
+    assert dup.error == ("learner 'fixture_prior' is registered by both plugin 'good' "
+                         "(mlw-good) and plugin 'zz_dup' (mlw-zz_dup)")
+    # the first owner keeps the name
+    assert pm.owner("learner", "fixture_prior").name == "good"
+    assert pm.learner("fixture_prior").description == "label frequencies"
+
+
+def test_a_plugin_registering_the_same_name_twice_is_broken(fresh_plugins) -> None:
+    from mlwtest_good import PriorLearner
+
+    class Plugin:
+        @staticmethod
+        @mlw.hookimpl
+        def mlw_register_learners(register):
+            register(mlw.LearnerSpec("twice", PriorLearner, "first"))
+            register(mlw.LearnerSpec("twice", PriorLearner, "second"))
+
+    fresh_plugins.register(Plugin(), name="twice_plugin")
+    assert _info(fresh_plugins, "twice_plugin").error == (
+        "plugin 'twice_plugin' registers learner 'twice' twice")
+
+
+def test_a_plugin_cannot_take_a_builtin_metric_name(fresh_plugins) -> None:
+    from mlwtest_good import mean_labels
+
+    class Plugin:
+        @staticmethod
+        @mlw.hookimpl
+        def mlw_register_metrics(register):
+            register(mlw.MetricSpec("hamming_loss", mean_labels, False, "labels", "imposter"))
+
+    fresh_plugins.register(Plugin(), name="imposter")
+    info = _info(fresh_plugins, "imposter")
+    assert info.status == "broken"
+    assert "metric 'hamming_loss' is registered by both plugin 'mlw.metrics'" in info.error
+    assert fresh_plugins.metric("hamming_loss").description != "imposter"
+
+
+def test_unknown_hook_marks_the_plugin_broken(install_plugins) -> None:
+    pm = install_plugins(typo="mlwtest_unknown_hook")
+    info = _info(pm, "typo")
+    assert info.status == "broken"
+    assert info.error.startswith("implements unknown hook(s) mlw_register_learner (known: ")
+
+
+def test_disabled_plugin_is_never_imported(install_plugins, monkeypatch) -> None:
+    monkeypatch.setenv("MLW_DISABLE_PLUGINS", "blocked")
+    pm = install_plugins(good="mlwtest_good", blocked="mlwtest_blocked")
+    info = _info(pm, "blocked")
+    assert (info.status, info.error) == ("disabled", "disabled by MLW_DISABLE_PLUGINS")
+    assert _info(pm, "good").status == "ok"
+
+
+@pytest.mark.parametrize("value", ["*", "all", "mlw-good, mlw-blocked", "good,blocked"])
+def test_disable_by_star_or_distribution_name(install_plugins, monkeypatch, value) -> None:
+    monkeypatch.setenv("MLW_DISABLE_PLUGINS", value)
+    pm = install_plugins(good="mlwtest_good", blocked="mlwtest_blocked")
+    assert {_info(pm, n).status for n in ("good", "blocked")} == {"disabled"}
+    assert "fixture_prior" not in pm.learners()
+    # the core's own registrations cannot be disabled
+    assert "hamming_loss" in pm.metrics()
+
+
+def test_entry_point_name_clash_between_distributions(install_plugins, monkeypatch) -> None:
+    import mlw.plugins as plugins
+
+    from conftest import FakeDistribution, FakeEntryPoint
+
+    eps = [FakeEntryPoint("same", "mlwtest_good", FakeDistribution("mlw-a", "1.0")),
+           FakeEntryPoint("same", "mlwtest_duplicate", FakeDistribution("mlw-b", "1.0"))]
+    install_plugins()
+    monkeypatch.setattr(plugins, "_entry_points", lambda: eps)
+    pm = PluginManager()
+    # entry points load sorted by (name, module): mlwtest_duplicate first
+    assert (_info(pm, "same").status, _info(pm, "same").distribution) == ("ok", "mlw-b")
+    clash = _info(pm, "same@mlw-a")
+    assert clash.status == "broken"
+    assert clash.error == "entry point name 'same' is already used by plugin 'same' (mlw-b)"
+
+
+@pytest.mark.parametrize("kind, typo, expected", [
+    ("learner", "fixture_pior", "fixture_prior"),
+    ("metric", "hamming_los", "hamming_loss"),
+    ("threshold", "pcutt", "pcut"),
+    ("generator", "fixture_blob", "fixture_blobs"),
+])
+def test_unknown_names_suggest_close_ones(install_plugins, kind, typo, expected) -> None:
+    pm = install_plugins(good="mlwtest_good")
+    with pytest.raises(UnknownNameError) as exc:
+        getattr(pm, kind)(typo)
+    message = str(exc.value)
+    assert message.startswith(f"unknown {kind} {typo!r}; did you mean {expected!r}")
+    assert "\n" not in message
+
+
+def test_get_learner_rejects_unknown_parameters(install_plugins) -> None:
+    install_plugins(good="mlwtest_good")
+    with pytest.raises(ValueError, match="learner 'fixture_prior' has no parameter 'k' "
+                                         r"\(parameters: threshold, smoothing\)"):
+        mlw.get_learner("fixture_prior", k=3)
+
+
+def test_unregister_withdraws_registrations(fresh_plugins) -> None:
+    import mlwtest_good
+
+    fresh_plugins.register(mlwtest_good, name="temporary")
+    assert "fixture_prior" in fresh_plugins.learners()
+    fresh_plugins.unregister("temporary")
+    assert "fixture_prior" not in fresh_plugins.learners()
+    assert "temporary" not in [i.name for i in fresh_plugins.plugins()]
+
+
+def test_plugin_info_as_dict_lists_only_nonempty_kinds(install_plugins) -> None:
+    pm = install_plugins(good="mlwtest_good", bad="mlwtest_import_error")
+    d = _info(pm, "bad").as_dict()
+    assert d == {"name": "bad", "module": "mlwtest_import_error", "distribution": "mlw-bad",
+                 "version": "1.0.0", "builtin": False, "status": "broken",
+                 "error": d["error"], "registers": {}}
+    assert np.isin(list(_info(pm, "good").as_dict()["registers"]),
+                   ["learner", "threshold", "metric", "loader", "generator"]).all()
