@@ -1,4 +1,5 @@
-"""Internal plugin: the core's dataset loaders (filled in by mlw.io)."""
+"""Internal plugin: the core's dataset loaders, registered through the same hook as any
+third-party format (see :mod:`mlw.io`)."""
 
 from __future__ import annotations
 
@@ -10,4 +11,13 @@ from mlw.registry import LoaderSpec
 
 @hookimpl
 def mlw_register_loaders(register: Callable[[LoaderSpec], None]) -> None:
-    pass
+    from mlw.io.arff import load_arff, sniff_arff
+
+    register(LoaderSpec(
+        name="arff",
+        suffixes=(".arff",),
+        load=load_arff,
+        description="ARFF, dense or sparse: Mulan (labels from NAME.xml) or MEKA "
+                    "(-C N in the relation name)",
+        sniff=sniff_arff,
+    ))

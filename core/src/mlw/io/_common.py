@@ -1,0 +1,84 @@
+"""Shared helpers of the loaders: decompression, names, one-line errors, warnings."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+from pathlib import Path
+from typing import IO
+
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz")
+
+
+class DatasetWarning(UserWarning):
+    """Something a loader changed or dropped (recorded in ``Dataset.provenance`` too)."""
+
+
+class DataFormatError(ValueError):
+    """A malformed data file. The message is one line: ``file:line: reason``."""
+
+    def __init__(self, path: str | Path, line: int | None, reason: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        where = f"{Path(path).name}:{line}" if line is not None else f"{Path(path).name}"
+        super().__init__(f"{where}: {reason}")
+
+
+def strip_compression(path: Path) -> tuple[Path, str | None]:
+    """``yeast.arff.bz2`` -> (``yeast.arff``, ``"bz2"``)."""
+    suffix = path.suffix.lower()
+    if suffix in COMPRESSION_SUFFIXES:
+        return path.with_suffix(""), suffix[1:]
+    return path, None
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """A binary stream of the file, decompressed when it ends in .gz/.bz2/.xz."""
+    _, comp = strip_compression(path)
+    if comp == "gz":
+        return gzip.open(path, "rb")
+    if comp == "bz2":
+        return bz2.open(path, "rb")
+    if comp == "xz":
+        return lzma.open(path, "rb")
+    return open(path, "rb")
+
+
+def read_bytes(path: Path) -> bytes:
+    """The whole (decompressed) content of the file."""
+    try:
+        with open_binary(path) as fh:
+            return fh.read()
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise DataFormatError(path, None, f"cannot read the file ({exc})") from None
+
+
+def read_head(path: Path, n: int = 4096) -> bytes:
+    """The first ``n`` decompressed bytes (for sniffing)."""
+    try:
+        with open_binary(path) as fh:
+            return fh.read(n)
+    except (OSError, EOFError, lzma.LZMAError):
+        return b""
+
+
+def base_name(path: Path) -> str:
+    """``/x/yeast-train.arff.bz2`` -> ``yeast-train``."""
+    p, _ = strip_compression(path)
+    return p.stem if p.suffix else p.name
+
+
+def decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def text_stream(path: Path) -> io.TextIOWrapper:
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace")

@@ -1,0 +1,702 @@
+"""Numba kernels of the loaders: tokenising ARFF and XC data rows from raw bytes.
+
+Every kernel works on a ``uint8`` array holding the (decompressed) text and plain
+numeric arrays; none raises. A kernel that meets malformed input stops and reports an
+error code, the line number and the byte span of the offending token in an ``err``
+array, and the Python wrapper turns that into a one-line ``ValueError`` naming the file
+and line (see :mod:`mlw.io.arff` and :mod:`mlw.io.xc`).
+
+Numbers are parsed exactly: a decimal with at most 15 significant digits and a power
+of ten within 10^±22 is converted with one correctly rounded multiplication or
+division (Clinger's fast path); any other syntactically valid decimal is handed back to
+Python's ``float`` (the "fallback" list), so every value equals what ``float(token)``
+gives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# attribute kinds
+KIND_NUMERIC = 0
+KIND_NOMINAL = 1
+KIND_SKIP = 2  # string/date/dropped attributes: the token is read and ignored
+
+# error codes (see mlw.io.arff._ERRORS for the messages)
+ERR_OK = 0
+ERR_NUMBER = 1
+ERR_NOMINAL = 2
+ERR_TOO_FEW = 3
+ERR_TOO_MANY = 4
+ERR_SPARSE_INDEX = 5
+ERR_INDEX_RANGE = 6
+ERR_DUPLICATE = 7
+ERR_QUOTE = 8
+ERR_SPARSE_SYNTAX = 9
+ERR_EMPTY = 10
+ERR_TRAILING = 11
+ERR_LABEL_MISSING = 12
+ERR_LABEL_VALUE = 13
+ERR_ROW_COUNT = 14
+ERR_XC_SYNTAX = 15
+
+# number parse results
+NUM_OK = 0
+NUM_FALLBACK = 1
+NUM_BAD = 2
+
+_POW10 = np.array([10.0**i for i in range(23)], dtype=np.float64)
+_TWO53 = 9007199254740992
+
+_FNV_OFFSET = np.uint64(14695981039346656037)
+_FNV_PRIME = np.uint64(1099511628211)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True)
+def _is_ws(c: np.uint8) -> bool:
+    return c == 32 or c == 9 or c == 13
+
+
+@njit(cache=True)
+def parse_number(buf, s, e):
+    """Parse ``buf[s:e]`` as a decimal; return (status, value) with NUM_* status."""
+    i = s
+    neg = False
+    if i < e and (buf[i] == 43 or buf[i] == 45):
+        neg = buf[i] == 45
+        i += 1
+    mant = np.int64(0)
+    ndig = 0
+    exp10 = 0
+    any_digit = False
+    inexact = False
+    while i < e and 48 <= buf[i] <= 57:
+        any_digit = True
+        d = np.int64(buf[i]) - 48
+        if mant == 0 and d == 0:
+            pass
+        elif ndig < 18:
+            mant = mant * 10 + d
+            ndig += 1
+        else:
+            exp10 += 1
+            if d != 0:
+                inexact = True
+        i += 1
+    if i < e and buf[i] == 46:
+        i += 1
+        while i < e and 48 <= buf[i] <= 57:
+            any_digit = True
+            d = np.int64(buf[i]) - 48
+            if mant == 0 and d == 0:
+                exp10 -= 1
+            elif ndig < 18:
+                mant = mant * 10 + d
+                ndig += 1
+                exp10 -= 1
+            elif d != 0:
+                inexact = True
+            i += 1
+    if not any_digit:
+        return NUM_BAD, 0.0
+    if i < e and (buf[i] == 101 or buf[i] == 69):
+        i += 1
+        eneg = False
+        if i < e and (buf[i] == 43 or buf[i] == 45):
+            eneg = buf[i] == 45
+            i += 1
+        if i >= e or not (48 <= buf[i] <= 57):
+            return NUM_BAD, 0.0
+        ev = 0
+        while i < e and 48 <= buf[i] <= 57:
+            if ev < 100000:
+                ev = ev * 10 + (np.int64(buf[i]) - 48)
+            i += 1
+        exp10 += -ev if eneg else ev
+    if i != e:
+        return NUM_BAD, 0.0
+    if mant == 0:
+        return NUM_OK, -0.0 if neg else 0.0
+    if inexact or mant >= _TWO53:
+        return NUM_FALLBACK, 0.0
+    if exp10 < -22 or exp10 > 22:
+        return NUM_FALLBACK, 0.0
+    v = np.float64(mant)
+    if exp10 >= 0:
+        v = v * _POW10[exp10]
+    else:
+        v = v / _POW10[-exp10]
+    return NUM_OK, -v if neg else v
+
+
+@njit(cache=True)
+def _hash(arr, s, e, attr):
+    h = _FNV_OFFSET ^ (np.uint64(attr) * _GOLDEN)
+    for i in range(s, e):
+        h = h ^ np.uint64(arr[i])
+        h = h * _FNV_PRIME
+    return h
+
+
+@njit(cache=True)
+def build_nominal_table(blob, val_start, val_end, val_attr):
+    """Open-addressing hash table over (attribute, value bytes) -> global value index."""
+    n = val_start.shape[0]
+    size = 16
+    while size < 2 * n + 1:
+        size *= 2
+    table = np.full(size, -1, dtype=np.int64)
+    mask = np.uint64(size - 1)
+    for v in range(n):
+        h = _hash(blob, val_start[v], val_end[v], val_attr[v])
+        j = np.int64(h & mask)
+        while table[j] != -1:
+            j = (j + 1) & (size - 1)
+        table[j] = v
+    return table
+
+
+@njit(cache=True)
+def _lookup(arr, s, e, attr, table, blob, val_start, val_end, val_attr):
+    size = table.shape[0]
+    h = _hash(arr, s, e, attr)
+    j = np.int64(h & np.uint64(size - 1))
+    ln = e - s
+    while True:
+        v = table[j]
+        if v == -1:
+            return -1
+        if val_attr[v] == attr and val_end[v] - val_start[v] == ln:
+            same = True
+            b0 = val_start[v]
+            for k in range(ln):
+                if blob[b0 + k] != arr[s + k]:
+                    same = False
+                    break
+            if same:
+                return v
+        j = (j + 1) & (size - 1)
+
+
+@njit(cache=True)
+def _unescape(buf, s, e, scratch):
+    """Weka's backslash escapes in a quoted token -> scratch[0:n]; returns n.
+
+    ``\\\\``, ``\\'``, ``\\"``, ``\\%``, ``\\n``, ``\\t``, ``\\r`` are replaced; any other
+    backslash is kept (as :func:`mlw.io.arff.unquote` does for header names).
+    """
+    n = 0
+    i = s
+    while i < e:
+        c = buf[i]
+        if c == 92 and i + 1 < e:
+            d = buf[i + 1]
+            if d == 110:
+                c = 10
+                i += 1
+            elif d == 116:
+                c = 9
+                i += 1
+            elif d == 114:
+                c = 13
+                i += 1
+            elif d == 92 or d == 39 or d == 34 or d == 37:
+                c = d
+                i += 1
+        scratch[n] = c
+        n += 1
+        i += 1
+    return n
+
+
+@njit(cache=True)
+def _closing_quote(buf, p, le):
+    """Index of the quote closing the one at ``p`` (backslash escapes honoured), or -1."""
+    q = buf[p]
+    i = p + 1
+    while i < le:
+        c = buf[i]
+        if c == 92:
+            i += 2
+            continue
+        if c == q:
+            return i
+        i += 1
+    return -1
+
+
+@njit(cache=True)
+def _grow(a, n):
+    out = np.empty(max(2 * a.shape[0], n), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _store(buf, ts, te, quoted, attr, kinds, table, blob, val_start, val_end, val_attr,
+           val_code, scratch, cols, vals, nnz, fb_pos, fb_start, fb_end, n_fb, err, line):
+    """Store one value; returns (nnz, n_fb, fb arrays) or sets err. NaN marks '?'."""
+    k = kinds[attr]
+    if k == KIND_SKIP:
+        return nnz, n_fb, fb_pos, fb_start, fb_end
+    if not quoted and te - ts == 1 and buf[ts] == 63:
+        cols[nnz] = attr
+        vals[nnz] = np.nan
+        return nnz + 1, n_fb, fb_pos, fb_start, fb_end
+    if k == KIND_NUMERIC:
+        st, v = parse_number(buf, ts, te)
+        if st == NUM_BAD:
+            err[0] = ERR_NUMBER
+            err[1] = line
+            err[2] = ts
+            err[3] = te
+            err[4] = attr
+            return nnz, n_fb, fb_pos, fb_start, fb_end
+        if st == NUM_FALLBACK:
+            if n_fb >= fb_pos.shape[0]:
+                fb_pos = _grow(fb_pos, n_fb + 1)
+                fb_start = _grow(fb_start, n_fb + 1)
+                fb_end = _grow(fb_end, n_fb + 1)
+            fb_pos[n_fb] = nnz
+            fb_start[n_fb] = ts
+            fb_end[n_fb] = te
+            n_fb += 1
+            cols[nnz] = attr
+            vals[nnz] = 1.0
+            return nnz + 1, n_fb, fb_pos, fb_start, fb_end
+        if v != 0.0:
+            cols[nnz] = attr
+            vals[nnz] = v
+            nnz += 1
+        return nnz, n_fb, fb_pos, fb_start, fb_end
+    # nominal
+    if quoted:
+        m = _unescape(buf, ts, te, scratch)
+        g = _lookup(scratch, 0, m, attr, table, blob, val_start, val_end, val_attr)
+    else:
+        g = _lookup(buf, ts, te, attr, table, blob, val_start, val_end, val_attr)
+    if g < 0:
+        err[0] = ERR_NOMINAL
+        err[1] = line
+        err[2] = ts
+        err[3] = te
+        err[4] = attr
+        return nnz, n_fb, fb_pos, fb_start, fb_end
+    c = val_code[g]
+    if c != 0:
+        cols[nnz] = attr
+        vals[nnz] = c
+        nnz += 1
+    return nnz, n_fb, fb_pos, fb_start, fb_end
+
+
+@njit(cache=True)
+def _token(buf, p, le, stop2, err, line):
+    """Read a token at p (quoted or up to ',' / stop2); returns (ts, te, quoted, p_after)."""
+    if p < le and (buf[p] == 39 or buf[p] == 34):
+        q = _closing_quote(buf, p, le)
+        if q < 0:
+            err[0] = ERR_QUOTE
+            err[1] = line
+            err[2] = p
+            err[3] = le
+            return p, p, True, le
+        return p + 1, q, True, q + 1
+    ts = p
+    while p < le and buf[p] != 44 and buf[p] != stop2:
+        p += 1
+    te = p
+    while te > ts and _is_ws(buf[te - 1]):
+        te -= 1
+    return ts, te, False, p
+
+
+@njit(cache=True)
+def _weight_block(buf, p, le):
+    """A ``{weight}`` block at p (Weka's instance weight); position after it or -1."""
+    if p >= le or buf[p] != 123:
+        return -1
+    while p < le and buf[p] != 125:
+        p += 1
+    if p >= le:
+        return -1
+    p += 1
+    while p < le and _is_ws(buf[p]):
+        p += 1
+    return p
+
+
+@njit(cache=True)
+def _skip_weight(buf, p, le):
+    """After a row: optional ``, {weight}``; returns the position after it or -1."""
+    while p < le and _is_ws(buf[p]):
+        p += 1
+    if p >= le:
+        return p
+    if buf[p] != 44:
+        return -1
+    p += 1
+    while p < le and _is_ws(buf[p]):
+        p += 1
+    if p >= le or buf[p] != 123:
+        return -1
+    while p < le and buf[p] != 125:
+        p += 1
+    if p >= le:
+        return -1
+    p += 1
+    while p < le and _is_ws(buf[p]):
+        p += 1
+    return p
+
+
+@njit(cache=True)
+def parse_arff_rows(buf, first_line, kinds, blob, val_start, val_end, val_attr, val_code,
+                    max_rows, max_entries):
+    """Tokenise the ``@data`` section of an ARFF file into attribute-level CSR arrays.
+
+    Dense rows (``v1,v2,...``) and sparse rows (``{i v, j w}``) may be mixed. Values are
+    stored per attribute: the number for a numeric attribute, the index of the declared
+    value for a nominal one (absent = index 0, as in sparse ARFF), NaN for ``?``.
+    Zeros are not stored. Returns ``(indptr, cols, vals, row_line, fb_pos, fb_start,
+    fb_end, n_rows, nnz, n_fb, n_sparse_rows, n_weights, err)``.
+    """
+    n_attrs = kinds.shape[0]
+    table = build_nominal_table(blob, val_start, val_end, val_attr)
+    indptr = np.zeros(max_rows + 1, dtype=np.int64)
+    cols = np.empty(max_entries, dtype=np.int32)
+    vals = np.empty(max_entries, dtype=np.float64)
+    row_line = np.empty(max_rows, dtype=np.int64)
+    fb_pos = np.empty(64, dtype=np.int64)
+    fb_start = np.empty(64, dtype=np.int64)
+    fb_end = np.empty(64, dtype=np.int64)
+    n_fb = 0
+    last_seen = np.full(n_attrs, -1, dtype=np.int64)
+    scratch = np.empty(max(buf.shape[0], 1), dtype=np.uint8)
+    err = np.zeros(5, dtype=np.int64)
+    n = buf.shape[0]
+    pos = 0
+    line = first_line
+    row = 0
+    nnz = 0
+    n_sparse = 0
+    n_weights = 0
+    while pos < n:
+        eol = pos
+        while eol < n and buf[eol] != 10:
+            eol += 1
+        le = eol
+        p = pos
+        while p < le and _is_ws(buf[p]):
+            p += 1
+        while le > p and _is_ws(buf[le - 1]):
+            le -= 1
+        if p < le and buf[p] != 37:
+            row_line[row] = line
+            if buf[p] == 123:  # sparse row
+                n_sparse += 1
+                p += 1
+                closed = False
+                while True:
+                    while p < le and _is_ws(buf[p]):
+                        p += 1
+                    if p >= le:
+                        break
+                    c = buf[p]
+                    if c == 125:
+                        p += 1
+                        closed = True
+                        break
+                    if c == 44:  # an empty entry, e.g. slashdot's "{,3125 1}"
+                        p += 1
+                        continue
+                    if not (48 <= c <= 57):
+                        err[0] = ERR_SPARSE_INDEX
+                        err[1] = line
+                        err[2] = p
+                        q = p
+                        while q < le and not _is_ws(buf[q]) and buf[q] != 44 and buf[q] != 125:
+                            q += 1
+                        err[3] = max(q, p + 1)
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    idx = np.int64(0)
+                    s0 = p
+                    while p < le and 48 <= buf[p] <= 57:
+                        if idx < 10**12:
+                            idx = idx * 10 + (np.int64(buf[p]) - 48)
+                        p += 1
+                    if idx >= n_attrs:
+                        err[0] = ERR_INDEX_RANGE
+                        err[1] = line
+                        err[2] = s0
+                        err[3] = p
+                        err[4] = idx
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    if last_seen[idx] == row:
+                        err[0] = ERR_DUPLICATE
+                        err[1] = line
+                        err[2] = s0
+                        err[3] = p
+                        err[4] = idx
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    last_seen[idx] = row
+                    if p >= le or not _is_ws(buf[p]):
+                        err[0] = ERR_SPARSE_SYNTAX
+                        err[1] = line
+                        err[2] = s0
+                        err[3] = min(p + 1, le)
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    while p < le and _is_ws(buf[p]):
+                        p += 1
+                    ts, te, quoted, p = _token(buf, p, le, 125, err, line)
+                    if err[0] != 0:
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    if te == ts and not quoted:
+                        err[0] = ERR_EMPTY
+                        err[1] = line
+                        err[2] = s0
+                        err[3] = p
+                        err[4] = idx
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    nnz, n_fb, fb_pos, fb_start, fb_end = _store(
+                        buf, ts, te, quoted, idx, kinds, table, blob, val_start, val_end,
+                        val_attr, val_code, scratch, cols, vals, nnz, fb_pos, fb_start,
+                        fb_end, n_fb, err, line)
+                    if err[0] != 0:
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    while p < le and _is_ws(buf[p]):
+                        p += 1
+                    if p < le and buf[p] == 44:
+                        p += 1
+                    elif p < le and buf[p] == 125:
+                        p += 1
+                        closed = True
+                        break
+                    else:
+                        err[0] = ERR_SPARSE_SYNTAX
+                        err[1] = line
+                        err[2] = min(p, le)
+                        err[3] = min(p + 1, le)
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                if not closed:
+                    err[0] = ERR_SPARSE_SYNTAX
+                    err[1] = line
+                    err[2] = le
+                    err[3] = le
+                    return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                            nnz, n_fb, n_sparse, n_weights, err)
+                q = _skip_weight(buf, p, le)
+                if q < 0 or q < le:
+                    err[0] = ERR_TRAILING
+                    err[1] = line
+                    err[2] = p
+                    err[3] = le
+                    return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                            nnz, n_fb, n_sparse, n_weights, err)
+                if q > p:
+                    n_weights += 1
+            else:  # dense row
+                a = 0
+                while True:
+                    while p < le and _is_ws(buf[p]):
+                        p += 1
+                    if a >= n_attrs:
+                        if _weight_block(buf, p, le) == le:
+                            n_weights += 1
+                            break
+                        err[0] = ERR_TOO_MANY
+                        err[1] = line
+                        err[2] = p
+                        err[3] = le
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    ts, te, quoted, p = _token(buf, p, le, 44, err, line)
+                    if err[0] != 0:
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    if te == ts and not quoted:
+                        err[0] = ERR_EMPTY
+                        err[1] = line
+                        err[2] = ts
+                        err[3] = ts
+                        err[4] = a
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    nnz, n_fb, fb_pos, fb_start, fb_end = _store(
+                        buf, ts, te, quoted, a, kinds, table, blob, val_start, val_end,
+                        val_attr, val_code, scratch, cols, vals, nnz, fb_pos, fb_start,
+                        fb_end, n_fb, err, line)
+                    if err[0] != 0:
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    a += 1
+                    while p < le and _is_ws(buf[p]):
+                        p += 1
+                    if p >= le:
+                        break
+                    if buf[p] != 44:
+                        err[0] = ERR_TRAILING
+                        err[1] = line
+                        err[2] = p
+                        err[3] = le
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                    p += 1
+                    if p >= le and a < n_attrs:
+                        err[0] = ERR_EMPTY
+                        err[1] = line
+                        err[2] = p
+                        err[3] = p
+                        err[4] = a
+                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                                nnz, n_fb, n_sparse, n_weights, err)
+                if a < n_attrs:
+                    err[0] = ERR_TOO_FEW
+                    err[1] = line
+                    err[2] = pos
+                    err[3] = le
+                    err[4] = a
+                    return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
+                            nnz, n_fb, n_sparse, n_weights, err)
+            row += 1
+            indptr[row] = nnz
+        pos = eol + 1
+        line += 1
+    return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row, nnz, n_fb,
+            n_sparse, n_weights, err)
+
+
+# roles of attributes when expanding attribute-level CSR into X and Y
+ROLE_DROP = 0
+ROLE_COPY = 1        # numeric, or binary nominal whose second value is 1: value as is
+ROLE_INVERT = 2      # binary nominal whose FIRST value is 1: absent/0 -> 1, 1 -> 0
+ROLE_ONEHOT = 3      # nominal with k >= 3 values: k 0/1 columns
+ROLE_LABEL_NOM = 4   # label, binary nominal; one_code says which code is 1
+ROLE_LABEL_NUM = 5   # label, numeric: the value must be 0 or 1
+
+
+@njit(cache=True)
+def expand_count(indptr, cols, vals, n_rows, role, width, one_code, complex_attrs):
+    """Entry counts of X and Y per row (see :func:`expand_fill`); err on bad labels."""
+    n_attrs = role.shape[0]
+    seen = np.full(n_attrs, -1, dtype=np.int64)
+    x_counts = np.zeros(n_rows, dtype=np.int64)
+    y_counts = np.zeros(n_rows, dtype=np.int64)
+    err = np.zeros(3, dtype=np.int64)
+    for r in range(n_rows):
+        nx = 0
+        ny = 0
+        for j in range(indptr[r], indptr[r + 1]):
+            a = cols[j]
+            v = vals[j]
+            seen[a] = r
+            ro = role[a]
+            if ro == ROLE_COPY:
+                nx += 1
+            elif ro == ROLE_INVERT:
+                if np.isnan(v):
+                    nx += 1
+            elif ro == ROLE_ONEHOT:
+                nx += width[a] if np.isnan(v) else 1
+            elif ro == ROLE_LABEL_NOM:
+                if np.isnan(v):
+                    err[0] = ERR_LABEL_MISSING
+                    err[1] = r
+                    err[2] = a
+                    return x_counts, y_counts, err
+                if v == one_code[a]:
+                    ny += 1
+            elif ro == ROLE_LABEL_NUM:
+                if np.isnan(v):
+                    err[0] = ERR_LABEL_MISSING
+                    err[1] = r
+                    err[2] = a
+                    return x_counts, y_counts, err
+                if v != 1.0:
+                    err[0] = ERR_LABEL_VALUE
+                    err[1] = r
+                    err[2] = a
+                    return x_counts, y_counts, err
+                ny += 1
+        for t in range(complex_attrs.shape[0]):
+            a = complex_attrs[t]
+            if seen[a] != r:
+                ro = role[a]
+                if ro == ROLE_INVERT or ro == ROLE_ONEHOT:
+                    nx += 1
+                elif ro == ROLE_LABEL_NOM:
+                    ny += 1
+        x_counts[r] = nx
+        y_counts[r] = ny
+    return x_counts, y_counts, err
+
+
+@njit(cache=True)
+def expand_fill(indptr, cols, vals, n_rows, role, outcol, width, one_code, complex_attrs,
+                x_indptr, y_indptr):
+    """Write X and Y entries into arrays sized by :func:`expand_count`."""
+    n_attrs = role.shape[0]
+    seen = np.full(n_attrs, -1, dtype=np.int64)
+    x_idx = np.empty(x_indptr[n_rows], dtype=np.int32)
+    x_val = np.empty(x_indptr[n_rows], dtype=np.float64)
+    y_idx = np.empty(y_indptr[n_rows], dtype=np.int32)
+    for r in range(n_rows):
+        px = x_indptr[r]
+        py = y_indptr[r]
+        for j in range(indptr[r], indptr[r + 1]):
+            a = cols[j]
+            v = vals[j]
+            seen[a] = r
+            ro = role[a]
+            if ro == ROLE_COPY:
+                x_idx[px] = outcol[a]
+                x_val[px] = v
+                px += 1
+            elif ro == ROLE_INVERT:
+                if np.isnan(v):
+                    x_idx[px] = outcol[a]
+                    x_val[px] = np.nan
+                    px += 1
+            elif ro == ROLE_ONEHOT:
+                if np.isnan(v):
+                    for k in range(width[a]):
+                        x_idx[px] = outcol[a] + k
+                        x_val[px] = np.nan
+                        px += 1
+                else:
+                    x_idx[px] = outcol[a] + np.int64(v)
+                    x_val[px] = 1.0
+                    px += 1
+            elif ro == ROLE_LABEL_NOM:
+                if v == one_code[a]:
+                    y_idx[py] = outcol[a]
+                    py += 1
+            elif ro == ROLE_LABEL_NUM:
+                y_idx[py] = outcol[a]
+                py += 1
+        for t in range(complex_attrs.shape[0]):
+            a = complex_attrs[t]
+            if seen[a] != r:
+                ro = role[a]
+                if ro == ROLE_INVERT:
+                    x_idx[px] = outcol[a]
+                    x_val[px] = 1.0
+                    px += 1
+                elif ro == ROLE_ONEHOT:
+                    x_idx[px] = outcol[a]
+                    x_val[px] = 1.0
+                    px += 1
+                elif ro == ROLE_LABEL_NOM:
+                    y_idx[py] = outcol[a]
+                    py += 1
+    return x_idx, x_val, y_idx

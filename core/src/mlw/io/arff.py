@@ -1,0 +1,589 @@
+"""ARFF files: Mulan (ARFF + label XML), MEKA (``-C N`` in the relation name), dense and
+sparse rows, ``.gz``/``.bz2``.
+
+The header is parsed in Python (it is small); the ``@data`` section is tokenised by the
+numba kernel :func:`mlw.io._kernels.parse_arff_rows` straight from the raw bytes into
+attribute-level CSR arrays, which :func:`mlw.io._kernels.expand_fill` then maps to the
+feature matrix ``X`` and the label matrix ``Y``. Sparse files stay sparse: a file with
+sparse rows gives CSR ``X`` and CSR ``Y`` and is never densified.
+
+Policies (see ``docs/datasets.md``):
+
+* numeric attributes are one float64 column; ``?`` is NaN.
+* a two-valued nominal feature is ONE 0/1 column: the value that reads as true
+  (``1``, ``yes``, ``true``, ...) is 1 when the other reads as false; otherwise the
+  second declared value is 1. Three or more values are one-hot (``name=value``
+  columns); a missing value gives NaN in every column of the attribute.
+* identifier-like nominal features (more distinct values in the data than half the
+  rows, and more than 20) are dropped with a :class:`DatasetWarning`, as are ``string``
+  and ``date`` attributes; each drop is recorded in ``provenance["dropped"]``.
+* labels must be binary nominal or numeric 0/1; a missing label is an error naming the
+  attribute and line.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlw.dataset import Dataset
+from mlw.io import _kernels as K
+from mlw.io._common import DataFormatError, DatasetWarning, base_name, decode, read_bytes
+from mlw.io.mulan import find_label_xml, read_label_xml
+
+#: A nominal feature with more distinct values than this many AND more than half the
+#: number of rows is taken for an identifier (genbase's ``protein``) and dropped.
+IDENTIFIER_MIN_VALUES = 20
+
+_TRUE = {"1", "yes", "true", "y", "t", "+1", "1.0", "on", "pos", "positive"}
+_FALSE = {"0", "no", "false", "n", "f", "-1", "0.0", "off", "neg", "negative"}
+_MEKA_C = re.compile(r"(?:^|[\s:'\"])-C\s+(-?\d+)")
+_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "%": "%", "n": "\n", "t": "\t", "r": "\r"}
+
+
+@dataclass
+class Attribute:
+    """One ``@attribute`` of an ARFF header."""
+
+    name: str
+    kind: str  # "numeric" | "nominal" | "string" | "date"
+    values: list[str] = field(default_factory=list)
+    line: int = 0
+
+
+@dataclass
+class ArffHeader:
+    relation: str
+    attributes: list[Attribute]
+    data_offset: int  # byte offset of the first line after @data
+    data_line: int  # its line number (1-based)
+    relation_line: int = 1
+
+
+# -- header -------------------------------------------------------------------------
+
+
+def unquote(token: str) -> str:
+    """Weka's unquoting of a quoted name: strip the quotes, resolve backslash escapes.
+
+    Only ``\\\\ \\' \\" \\% \\n \\t \\r`` are escapes; any other backslash is kept.
+    """
+    body = token[1:-1]
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body) and body[i + 1] in _ESCAPES:
+            out.append(_ESCAPES[body[i + 1]])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _quoted_end(s: str, i: int) -> int:
+    """Index of the quote closing the one at ``s[i]`` (backslash escapes), or -1."""
+    q = s[i]
+    j = i + 1
+    while j < len(s):
+        if s[j] == "\\":
+            j += 2
+            continue
+        if s[j] == q:
+            return j
+        j += 1
+    return -1
+
+
+def _name_token(s: str, i: int, path: Path, line: int) -> tuple[str, int]:
+    """A (possibly quoted) name starting at or after ``s[i]``; returns (name, next index)."""
+    while i < len(s) and s[i] in " \t":
+        i += 1
+    if i >= len(s):
+        raise DataFormatError(path, line, "expected a name")
+    if s[i] in "'\"":
+        j = _quoted_end(s, i)
+        if j < 0:
+            raise DataFormatError(path, line, f"unterminated quoted name {s[i:i + 40]!r}")
+        return unquote(s[i:j + 1]), j + 1
+    j = i
+    while j < len(s) and s[j] not in " \t{":
+        j += 1
+    return s[i:j], j
+
+
+def _nominal_values(spec: str, path: Path, line: int) -> list[str]:
+    """``{a, 'b c', d}`` -> ['a', 'b c', 'd']."""
+    body_start = spec.index("{") + 1
+    values: list[str] = []
+    i = body_start
+    n = len(spec)
+    while True:
+        while i < n and spec[i] in " \t":
+            i += 1
+        if i >= n:
+            raise DataFormatError(path, line, "nominal value list has no closing '}'")
+        if spec[i] == "}":
+            if values:
+                raise DataFormatError(path, line, "empty value before '}' in a nominal list")
+            break
+        if spec[i] in "'\"":
+            j = _quoted_end(spec, i)
+            if j < 0:
+                raise DataFormatError(path, line, "unterminated quoted nominal value")
+            values.append(unquote(spec[i:j + 1]))
+            i = j + 1
+        else:
+            j = i
+            while j < n and spec[j] not in ",}":
+                j += 1
+            v = spec[i:j].strip()
+            if not v:
+                raise DataFormatError(path, line, "empty value in a nominal value list")
+            values.append(v)
+            i = j
+        while i < n and spec[i] in " \t":
+            i += 1
+        if i < n and spec[i] == ",":
+            i += 1
+            continue
+        if i < n and spec[i] == "}":
+            if spec[i + 1:].strip():
+                after = spec[i + 1:i + 40]
+                raise DataFormatError(path, line,
+                                      f"unexpected text after a nominal list: {after!r}")
+            break
+        raise DataFormatError(path, line, "nominal value list has no closing '}'")
+    if not values:
+        raise DataFormatError(path, line, "nominal attribute with no values '{}'")
+    if len(set(values)) != len(values):
+        dup = next(v for v in values if values.count(v) > 1)
+        raise DataFormatError(path, line, f"nominal value {dup!r} is declared twice")
+    return values
+
+
+def parse_header(raw: bytes, path: Path) -> ArffHeader:
+    """Read the ARFF header up to ``@data``."""
+    relation: str | None = None
+    relation_line = 1
+    attributes: list[Attribute] = []
+    names: set[str] = set()
+    pos = 0
+    line = 0
+    n = len(raw)
+    while pos < n:
+        eol = raw.find(b"\n", pos)
+        if eol < 0:
+            eol = n
+        line += 1
+        text = decode(raw[pos:eol]).strip()
+        pos = eol + 1
+        if not text or text.startswith("%"):
+            continue
+        low = text[:10].lower()
+        if low.startswith("@relation"):
+            rest = text[len("@relation"):]
+            relation, _ = _name_token(rest, 0, path, line) if rest.strip() else ("", 0)
+            relation_line = line
+        elif low.startswith("@attribute"):
+            if relation is None:
+                raise DataFormatError(path, line, "@attribute before @relation")
+            name, j = _name_token(text, len("@attribute"), path, line)
+            spec = text[j:].strip()
+            if not spec:
+                raise DataFormatError(path, line, f"attribute {name!r} has no type")
+            if name in names:
+                raise DataFormatError(path, line, f"attribute {name!r} is declared twice")
+            names.add(name)
+            if spec.startswith("{"):
+                attributes.append(Attribute(name, "nominal", _nominal_values(spec, path, line),
+                                            line))
+                continue
+            word = spec.split()[0].lower()
+            if word in ("numeric", "real", "integer"):
+                attributes.append(Attribute(name, "numeric", line=line))
+            elif word == "string":
+                attributes.append(Attribute(name, "string", line=line))
+            elif word == "date":
+                attributes.append(Attribute(name, "date", line=line))
+            elif word == "relational":
+                raise DataFormatError(path, line, "relational attributes are not supported")
+            else:
+                raise DataFormatError(path, line,
+                                      f"unknown type {spec.split()[0]!r} of attribute {name!r}")
+        elif low.startswith("@data"):
+            if relation is None:
+                raise DataFormatError(path, line, "@data before @relation")
+            if not attributes:
+                raise DataFormatError(path, line, "no @attribute declarations before @data")
+            return ArffHeader(relation, attributes, min(pos, n), line + 1, relation_line)
+        elif low.startswith("@end"):
+            continue
+        else:
+            what = "file does not start with @relation" if relation is None else \
+                f"unexpected header line {text[:40]!r}"
+            raise DataFormatError(path, line, f"not an ARFF header: {what}")
+    raise DataFormatError(path, line, "no @data section")
+
+
+# -- which attributes are labels -------------------------------------------------------
+
+
+def _meka_c(relation: str) -> int | None:
+    m = _MEKA_C.search(relation)
+    return int(m.group(1)) if m else None
+
+
+def _count_to_indices(c: int, n_attrs: int, path: Path, line: int | None, what: str) -> list[int]:
+    if c == 0 or abs(c) > n_attrs:
+        raise DataFormatError(path, line, f"{what} {c} but the header declares "
+                                          f"{n_attrs} attributes")
+    return list(range(c)) if c > 0 else list(range(n_attrs + c, n_attrs))
+
+
+def _xml_line(xml: Path, label: str) -> int | None:
+    try:
+        text = xml.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for i, ln in enumerate(text.splitlines(), 1):
+        if f'"{label}"' in ln or f"'{label}'" in ln:
+            return i
+    return None
+
+
+def select_labels(header: ArffHeader, path: Path, *, xml: str | Path | bool | None,
+                  n_labels: int | None, label_columns: Sequence[str] | None
+                  ) -> tuple[list[int], dict[str, Any]]:
+    """Attribute indices of the labels, in label-column order, and provenance notes."""
+    attrs = header.attributes
+    index = {a.name: i for i, a in enumerate(attrs)}
+    meka = _meka_c(header.relation)
+    note: dict[str, Any] = {}
+    if label_columns is not None:
+        labels = []
+        for name in label_columns:
+            if name not in index:
+                raise DataFormatError(path, None, f"label column {name!r} is not an attribute "
+                                                  f"of the file")
+            labels.append(index[name])
+        if len(set(labels)) != len(labels):
+            raise ValueError("label_columns names a column twice")
+        note["label_source"] = "label_columns"
+        return labels, note
+    if n_labels is not None:
+        note["label_source"] = "n_labels"
+        return _count_to_indices(int(n_labels), len(attrs), path, None, "n_labels is"), note
+    xml_path: Path | None = None
+    if xml is None or xml is True:
+        xml_path = find_label_xml(path)
+        if xml is True and xml_path is None:
+            raise DataFormatError(path, None, "no Mulan XML label file beside it")
+    elif xml is not False:
+        xml_path = Path(xml)
+        if not xml_path.is_file():
+            raise FileNotFoundError(f"label XML file not found: {xml_path}")
+    if xml_path is not None:
+        names = read_label_xml(xml_path)
+        labels = []
+        for name in names:
+            if name not in index:
+                raise DataFormatError(xml_path, _xml_line(xml_path, name),
+                                      f"label {name!r} is not an attribute of {path.name}")
+            labels.append(index[name])
+        note["label_source"] = "xml"
+        note["xml"] = str(xml_path)
+        if meka is not None:
+            try:
+                by_c = _count_to_indices(meka, len(attrs), path, header.relation_line, "")
+            except ValueError:
+                by_c = []
+            if sorted(by_c) != sorted(labels):
+                note["notes"] = [f"the relation name says -C {meka}, which contradicts the "
+                                 f"XML; the XML decides which attributes are labels"]
+        return labels, note
+    if meka is not None:
+        note["label_source"] = "meka"
+        note["meka_c"] = meka
+        return _count_to_indices(meka, len(attrs), path, header.relation_line,
+                                 "the relation name says -C"), note
+    raise DataFormatError(path, None, "cannot tell which attributes are labels: no Mulan XML "
+                                      "beside the file and no '-C N' in the relation name "
+                                      "(pass xml=, n_labels= or label_columns=)")
+
+
+# -- data ------------------------------------------------------------------------------
+
+
+def binary_one_index(values: Sequence[str]) -> int:
+    """Which of two nominal values is 1: the one reading as true, else the second."""
+    a, b = (v.strip().lower() for v in values)
+    if a in _TRUE and b in _FALSE:
+        return 0
+    return 1
+
+
+_ERRORS = {
+    K.ERR_NUMBER: "cannot parse {tok!r} as a number (numeric attribute {attr!r})",
+    K.ERR_NOMINAL: "unknown value {tok!r} for nominal attribute {attr!r} (declared: {declared})",
+    K.ERR_TOO_FEW: "expected {n_attrs} values, found {extra}",
+    K.ERR_TOO_MANY: "more than {n_attrs} values (the header declares {n_attrs} attributes)",
+    K.ERR_SPARSE_INDEX: "bad sparse entry {tok!r}: expected 'index value'",
+    K.ERR_INDEX_RANGE: "sparse index {extra} out of range (the header declares {n_attrs} "
+                       "attributes, indices 0..{last})",
+    K.ERR_DUPLICATE: "sparse index {extra} appears twice in the row",
+    K.ERR_QUOTE: "unterminated quoted value {tok!r}",
+    K.ERR_SPARSE_SYNTAX: "malformed sparse row near {tok!r}: expected 'index value' entries "
+                         "separated by ',' and a closing '}}'",
+    K.ERR_EMPTY: "empty value for attribute {attr!r}",
+    K.ERR_TRAILING: "unexpected text {tok!r} after the values of the row",
+}
+
+
+def _short(b: bytes, n: int = 40) -> str:
+    s = decode(b)
+    return s if len(s) <= n else s[:n] + "..."
+
+
+def _kernel_error(err: np.ndarray, buf: np.ndarray, attrs: list[Attribute], path: Path) -> None:
+    code, line, s, e, extra = (int(v) for v in err)
+    tok = _short(bytes(buf[s:e]))
+    attr_i = extra if code in (K.ERR_NUMBER, K.ERR_NOMINAL, K.ERR_EMPTY) else -1
+    attr = attrs[attr_i].name if 0 <= attr_i < len(attrs) else ""
+    declared = ""
+    if code == K.ERR_NOMINAL:
+        vals = attrs[attr_i].values
+        declared = ", ".join(vals[:8]) + (", ..." if len(vals) > 8 else "")
+    msg = _ERRORS[code].format(tok=tok, attr=attr, declared=declared, n_attrs=len(attrs),
+                               extra=extra, last=len(attrs) - 1)
+    raise DataFormatError(path, line, msg)
+
+
+def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
+               ) -> dict[str, Any]:
+    """Run the tokeniser over the ``@data`` section: attribute-level CSR and row lines."""
+    attrs = header.attributes
+    blob_parts: list[bytes] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    owners: list[int] = []
+    codes: list[int] = []
+    off = 0
+    for a, att in enumerate(attrs):
+        if kinds[a] != K.KIND_NOMINAL:
+            continue
+        for c, v in enumerate(att.values):
+            b = v.encode("utf-8")
+            blob_parts.append(b)
+            starts.append(off)
+            off += len(b)
+            ends.append(off)
+            owners.append(a)
+            codes.append(c)
+    blob = np.frombuffer(b"".join(blob_parts) or b"\0", dtype=np.uint8)
+    buf = np.frombuffer(raw, dtype=np.uint8)[header.data_offset:]
+    max_rows = raw.count(b"\n", header.data_offset) + 1
+    max_entries = raw.count(b",", header.data_offset) + max_rows
+    out = K.parse_arff_rows(buf, header.data_line, kinds, blob,
+                            np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64),
+                            np.asarray(owners, dtype=np.int64), np.asarray(codes, dtype=np.int64),
+                            max_rows, max_entries)
+    (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, n_rows, nnz, n_fb,
+     n_sparse, n_weights, err) = out
+    if err[0] != K.ERR_OK:
+        _kernel_error(err, buf, attrs, path)
+    if n_fb:
+        mv = memoryview(raw)[header.data_offset:]
+        vals[fb_pos[:n_fb]] = [float(mv[s:e]) for s, e in zip(fb_start[:n_fb].tolist(),
+                                                              fb_end[:n_fb].tolist(), strict=True)]
+    return {
+        "indptr": indptr[:n_rows + 1].copy(),
+        "cols": cols[:nnz].copy(),
+        "vals": vals[:nnz].copy(),
+        "row_line": row_line[:n_rows].copy(),
+        "n_rows": int(n_rows),
+        "n_sparse_rows": int(n_sparse),
+        "n_weights": int(n_weights),
+    }
+
+
+def _distinct_codes(data: dict[str, Any], a: int) -> int:
+    """Number of distinct values attribute ``a`` takes (absent counts as code 0)."""
+    mask = data["cols"] == a
+    present = data["vals"][mask]
+    present = present[~np.isnan(present)]
+    distinct = set(np.unique(present).tolist())
+    if int(mask.sum()) < data["n_rows"]:
+        distinct.add(0.0)
+    return len(distinct)
+
+
+def load_arff(path: str | Path, *, xml: str | Path | bool | None = None,
+              n_labels: int | None = None, label_columns: Sequence[str] | None = None,
+              sparse: bool | None = None, drop_identifiers: bool = True,
+              name: str | None = None) -> Dataset:
+    """Load a Mulan or MEKA ARFF file (dense or sparse, optionally .gz/.bz2).
+
+    Parameters
+    ----------
+    path : str or Path
+        The ARFF file.
+    xml : path, bool or None
+        The Mulan label file. ``None`` looks for ``NAME.xml`` beside the file
+        (``yeast-train.arff`` -> ``yeast.xml``); ``False`` ignores any XML (MEKA's
+        ``-C`` decides); ``True`` requires the XML beside the file.
+    n_labels : int, optional
+        Labels by position, as MEKA's ``-C``: the first ``N`` attributes, or the last
+        ``-N``. Overrides the XML and the relation name.
+    label_columns : list of str, optional
+        Label attribute names, in the order of the label columns. Overrides all else.
+    sparse : bool, optional
+        ``None`` (default): CSR ``X``/``Y`` when the file has sparse rows, dense arrays
+        otherwise. ``True``/``False`` force either.
+    drop_identifiers : bool
+        Drop identifier-like nominal features (default True).
+    name : str, optional
+        Dataset name (default: the file name without suffixes, ``yeast-train``).
+    """
+    path = Path(path)
+    raw = read_bytes(path)
+    header = parse_header(raw, path)
+    attrs = header.attributes
+    labels, label_note = select_labels(header, path, xml=xml, n_labels=n_labels,
+                                       label_columns=label_columns)
+    label_set = set(labels)
+    for a in labels:
+        att = attrs[a]
+        if att.kind == "nominal" and len(att.values) != 2:
+            raise DataFormatError(path, att.line, f"label {att.name!r} is nominal with "
+                                                  f"{len(att.values)} values; a label must be "
+                                                  f"binary")
+        if att.kind in ("string", "date"):
+            raise DataFormatError(path, att.line, f"label {att.name!r} is a {att.kind} "
+                                                  f"attribute; a label must be binary")
+    kinds = np.array([K.KIND_NUMERIC if a.kind == "numeric" else
+                      K.KIND_NOMINAL if a.kind == "nominal" else K.KIND_SKIP for a in attrs],
+                     dtype=np.int8)
+    data = parse_data(raw, header, kinds, path)
+    n_rows = data["n_rows"]
+
+    dropped: list[dict[str, str]] = []
+    warn: list[str] = []
+    n_attrs = len(attrs)
+    role = np.zeros(n_attrs, dtype=np.int8)
+    outcol = np.zeros(n_attrs, dtype=np.int64)
+    width = np.ones(n_attrs, dtype=np.int64)
+    one_code = np.ones(n_attrs, dtype=np.float64)
+    feature_names: list[str] = []
+    one_hot: list[str] = []
+    for a, att in enumerate(attrs):
+        if a in label_set:
+            continue
+        if att.kind in ("string", "date"):
+            dropped.append({"attribute": att.name, "reason": f"{att.kind} attribute"})
+            continue
+        if att.kind == "numeric":
+            role[a] = K.ROLE_COPY
+        elif len(att.values) <= 2:
+            if len(att.values) == 2 and binary_one_index(att.values) == 0:
+                role[a] = K.ROLE_INVERT
+            else:
+                role[a] = K.ROLE_COPY
+        else:
+            if drop_identifiers and len(att.values) > IDENTIFIER_MIN_VALUES:
+                distinct = _distinct_codes(data, a)
+                if distinct > IDENTIFIER_MIN_VALUES and distinct > n_rows / 2:
+                    dropped.append({"attribute": att.name,
+                                    "reason": f"identifier-like nominal ({distinct} distinct "
+                                              f"values in {n_rows} rows)"})
+                    continue
+            role[a] = K.ROLE_ONEHOT
+            width[a] = len(att.values)
+            one_hot.append(att.name)
+        outcol[a] = len(feature_names)
+        if role[a] == K.ROLE_ONEHOT:
+            feature_names.extend(f"{att.name}={v}" for v in att.values)
+        else:
+            feature_names.append(att.name)
+    for d in dropped:
+        warn.append(f"dropped attribute {d['attribute']!r}: {d['reason']}")
+    for j, a in enumerate(labels):
+        att = attrs[a]
+        outcol[a] = j
+        if att.kind == "numeric":
+            role[a] = K.ROLE_LABEL_NUM
+        else:
+            role[a] = K.ROLE_LABEL_NOM
+            one_code[a] = float(binary_one_index(att.values))
+    complex_attrs = np.array([a for a in range(n_attrs)
+                              if role[a] in (K.ROLE_INVERT, K.ROLE_ONEHOT)
+                              or (role[a] == K.ROLE_LABEL_NOM and one_code[a] == 0.0)],
+                             dtype=np.int64)
+    indptr, cols, vals = data["indptr"], data["cols"], data["vals"]
+    x_counts, y_counts, err = K.expand_count(indptr, cols, vals, n_rows, role, width,
+                                             one_code, complex_attrs)
+    if err[0] != K.ERR_OK:
+        line = int(data["row_line"][err[1]])
+        att = attrs[int(err[2])]
+        if err[0] == K.ERR_LABEL_MISSING:
+            raise DataFormatError(path, line, f"missing value '?' for label {att.name!r}")
+        bad = vals[indptr[err[1]]:indptr[err[1] + 1]][cols[indptr[err[1]]:indptr[err[1] + 1]]
+                                                        == err[2]][0]
+        raise DataFormatError(path, line, f"label {att.name!r} has value {bad:g}; "
+                                          f"labels must be 0 or 1")
+    x_indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(x_counts, out=x_indptr[1:])
+    y_indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(y_counts, out=y_indptr[1:])
+    x_idx, x_val, y_idx = K.expand_fill(indptr, cols, vals, n_rows, role, outcol, width,
+                                        one_code, complex_attrs, x_indptr, y_indptr)
+    n_features, n_label_cols = len(feature_names), len(labels)
+    X = sp.csr_matrix((x_val, x_idx, x_indptr), shape=(n_rows, n_features))
+    X.sort_indices()
+    X.eliminate_zeros()
+    Y = sp.csr_matrix((np.ones(y_idx.shape[0], dtype=np.uint8), y_idx, y_indptr),
+                      shape=(n_rows, n_label_cols))
+    Y.sort_indices()
+    file_sparse = data["n_sparse_rows"] > 0
+    make_sparse = file_sparse if sparse is None else bool(sparse)
+    if not make_sparse:
+        X = X.toarray()
+        Y = Y.toarray()
+    n_missing = int(np.isnan(vals).sum())
+    if data["n_weights"]:
+        warn.append(f"{data['n_weights']} instance weights ignored")
+    provenance: dict[str, Any] = {
+        "path": str(path),
+        "format": "arff",
+        "relation": header.relation,
+        **label_note,
+        "sparse_file": bool(file_sparse),
+        "dropped": dropped,
+        "one_hot": one_hot,
+        "missing_values": n_missing,
+        "warnings": warn,
+    }
+    for w in warn:
+        warnings.warn(f"{path.name}: {w}", DatasetWarning, stacklevel=3)
+    return Dataset(X, Y, feature_names, [attrs[a].name for a in labels],
+                   name or base_name(path), provenance)
+
+
+def sniff_arff(head: bytes) -> bool:
+    """True when the first non-comment line starts with ``@relation``."""
+    for raw_line in head.splitlines():
+        s = raw_line.strip()
+        if not s or s.startswith(b"%"):
+            continue
+        return s[:9].lower() == b"@relation"
+    return False
