@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mlw.validation import check_scores, check_Y
+from mlw.validation import check_same_shape, check_scores, check_Y
 
 Scores = Any  # ndarray (n, L) float or CSR
 
@@ -132,6 +132,13 @@ def two_pass_search(objective: Callable[[float], float],
     return float(t2 if v2 > best_v else best_t)
 
 
+def _check_training(scores: Scores, Y: Any) -> tuple[Scores, Any]:
+    S = check_scores(scores, what="training scores")
+    Y = check_Y(Y)
+    check_same_shape(Y, S, "Y", "the training scores")
+    return S, Y
+
+
 def _fitted(strategy: Any) -> float:
     t = getattr(strategy, "threshold_", None)
     if t is None:
@@ -191,13 +198,14 @@ class PCut:
                              f"{Y.shape}")
         self.label_cardinality_ = float(Y.sum()) / Y.shape[0]
         self.density_ = self.label_cardinality_ / Y.shape[1]
+        self.n_labels_ = int(Y.shape[1])
         self.threshold_ = np.nan
         return self
 
     def predict(self, scores: Scores) -> Any:
         if not hasattr(self, "label_cardinality_"):
             raise ValueError("PCut is not fitted: call fit(scores, Y) first")
-        S = check_scores(scores)
+        S = check_scores(scores, n_labels=self.n_labels_)
         k = int(np.floor(self.label_cardinality_ * S.shape[0] + 0.5))  # half rounds up
         values = S.data if sp.issparse(S) else S.ravel()
         positive = values[values > 0]
@@ -230,8 +238,7 @@ class CardinalityMatching:
     def fit(self, scores: Scores, Y: Any) -> CardinalityMatching:
         if scores is None or Y is None:
             raise ValueError("cardinality thresholding needs training scores and labels")
-        S = check_scores(scores)
-        Y = check_Y(Y, n_rows=S.shape[0], n_labels=S.shape[1])
+        S, Y = _check_training(scores, Y)
         if Y.shape[0] == 0:
             raise ValueError("cardinality thresholding needs at least one training instance")
         target = float(Y.sum()) / Y.shape[0]
@@ -277,8 +284,7 @@ class OneThreshold:
         if spec.needs != "labels":
             raise ValueError(f"one_threshold needs a label-set metric; {self.metric!r} needs "
                              f"{spec.needs}")
-        S = check_scores(scores)
-        Y = check_Y(Y, n_rows=S.shape[0], n_labels=S.shape[1])
+        S, Y = _check_training(scores, Y)
         sign = 1.0 if spec.greater_is_better else -1.0
 
         def objective(t: float) -> float:
