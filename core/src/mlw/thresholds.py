@@ -207,7 +207,7 @@ class PCut:
             raise ValueError("PCut is not fitted: call fit(scores, Y) first")
         S = check_scores(scores, n_labels=self.n_labels_)
         k = int(np.floor(self.label_cardinality_ * S.shape[0] + 0.5))  # half rounds up
-        values = S.data if sp.issparse(S) else S.ravel()
+        values: np.ndarray = np.asarray(S.data if sp.issparse(S) else S.ravel())
         positive = values[values > 0]
         if k <= 0 or positive.size == 0:
             t = np.inf

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from mlw.metrics.context import EvalContext
 
 
-def _ratio(num: np.ndarray, den: np.ndarray, perfect: np.ndarray) -> np.ndarray:
+def _ratio(num: np.ndarray, den: np.ndarray, perfect: np.ndarray | bool) -> np.ndarray:
     """num / den elementwise; where den == 0: 1.0 if ``perfect`` else 0.0."""
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
