@@ -1,0 +1,64 @@
+"""Helpers shared by the baseline learners: label matrices, chain features, orders."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from mlw.validation import check_Y
+from sklearn.utils.validation import check_is_fitted
+
+
+def dense_labels(Y: Any) -> np.ndarray:
+    """The validated label matrix as dense uint8 (labels are few for these learners)."""
+    return np.ascontiguousarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.uint8)
+
+
+def chain_features(X: Any, prefix: np.ndarray) -> Any:
+    """``[X, prefix]``: the input of a chain link. CSR ``X`` stays CSR (the label columns
+    are appended as a sparse block, never by densifying ``X``)."""
+    if prefix.shape[1] == 0:
+        return X
+    if sp.issparse(X):
+        return sp.hstack([X, sp.csr_matrix(prefix.astype(np.float64))], format="csr")
+    return np.hstack([X, prefix.astype(np.float64)])
+
+
+def resolve_order(order: Any, n_labels: int, random_state: Any) -> np.ndarray:
+    """The chain order as a permutation of ``range(n_labels)``.
+
+    ``None`` is the labels' own order, ``"random"`` a permutation drawn from
+    ``numpy.random.default_rng(random_state)``, a sequence is used as given.
+    """
+    if order is None:
+        return np.arange(n_labels, dtype=np.int64)
+    if isinstance(order, str):
+        if order != "random":
+            raise ValueError(f"order must be None, 'random' or a permutation of the label "
+                             f"indices, got {order!r}")
+        return np.random.default_rng(random_state).permutation(n_labels).astype(np.int64)
+    if not isinstance(order, (Sequence, np.ndarray)):
+        raise ValueError(f"order must be None, 'random' or a sequence, got {order!r}")
+    arr = np.asarray(order)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu" and not (
+            arr.dtype.kind == "O" and all(isinstance(v, (int, np.integer)) for v in arr)):
+        raise ValueError(f"order must be a sequence of label indices, got {order!r}")
+    arr = arr.astype(np.int64)
+    if arr.size != n_labels or not np.array_equal(np.sort(arr), np.arange(n_labels)):
+        raise ValueError(f"order must be a permutation of 0..{n_labels - 1} "
+                         f"({n_labels} labels), got {list(arr)}")
+    return arr
+
+
+def validate_joint_query(learner: Any, X: Any, Y: Any) -> tuple[Any, np.ndarray]:
+    """Validated ``(X, dense Y)`` for ``log_proba_of``."""
+    check_is_fitted(learner, "n_labels_")
+    X = learner._validate_X(X, reset=False)
+    Y = check_Y(Y, n_rows=X.shape[0], n_labels=learner.n_labels_)
+    return X, dense_labels(Y)
+
+
+def log_sigmoid(z: np.ndarray) -> np.ndarray:
+    return -np.logaddexp(0.0, -z)

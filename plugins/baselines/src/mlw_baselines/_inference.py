@@ -1,0 +1,128 @@
+"""Chain inference for any base classifier, in NumPy, batched over instances.
+
+Every function takes a *link oracle* ``oracle(d, rows, prefix) -> p`` giving
+``P(y_d = 1 | x_rows[m], y_<d = prefix[m])`` for ``m`` queries at once (chain
+positions; ``rows`` indexes instances, ``prefix`` is uint8 of shape (m, d)), so the
+classifier is called once per chain position on a whole batch. The semantics and
+tie-breaking are those of the linear kernels in :mod:`mlw_baselines._kernels` (which
+are the fast path for linear links); the tests check the two against each other and
+against brute force.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from mlw_baselines._base_estimator import LOG_PROBA_FLOOR
+
+Oracle = Callable[[int, np.ndarray, np.ndarray], np.ndarray]
+
+
+def _log_pair(p1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(divide="ignore"):
+        return np.log1p(-p1), np.log(p1)
+
+
+def greedy(oracle: Oracle, n: int, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """Classifier-chain greedy inference: ``(Yhat uint8, P float64)``, both (n, L)."""
+    Yhat = np.zeros((n, L), dtype=np.uint8)
+    P = np.empty((n, L))
+    rows = np.arange(n)
+    for d in range(L):
+        p1 = oracle(d, rows, Yhat[:, :d])
+        P[:, d] = p1
+        Yhat[:, d] = p1 >= 0.5
+    return Yhat, P
+
+
+def chain_log_proba(oracle: Oracle, Y: np.ndarray) -> np.ndarray:
+    """log P(Y | x) by the chain rule, each factor floored at ``PROBA_FLOOR``."""
+    n, L = Y.shape
+    out = np.zeros(n)
+    rows = np.arange(n)
+    for d in range(L):
+        p1 = oracle(d, rows, Y[:, :d])
+        p = np.where(Y[:, d] == 1, p1, 1.0 - p1)
+        with np.errstate(divide="ignore"):
+            out += np.maximum(np.log(p), LOG_PROBA_FLOOR)
+    return out
+
+
+def all_label_vectors(L: int) -> np.ndarray:
+    """All ``2**L`` vectors in lexicographic order (position 0 most significant)."""
+    codes = np.arange(2 ** L, dtype=np.int64)
+    shifts = np.arange(L - 1, -1, -1, dtype=np.int64)
+    return ((codes[:, None] >> shifts[None, :]) & 1).astype(np.uint8)
+
+
+def exact(oracle: Oracle, n: int, L: int, *, max_rows: int = 1 << 16
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact inference by enumerating all ``2**L`` vectors, level by level, for chunks
+    of instances with at most ``max_rows`` oracle queries per call.
+
+    Returns ``(marginals, mode, mode_log_proba)``.
+    """
+    marg = np.zeros((n, L))
+    mode = np.zeros((n, L), dtype=np.uint8)
+    mode_lp = np.empty(n)
+    chunk = max(1, max_rows // (1 << max(L - 1, 0)))
+    vectors = all_label_vectors(L)
+    for start in range(0, n, chunk):
+        idx = np.arange(start, min(n, start + chunk))
+        c = idx.size
+        lp = np.zeros((c, 1))
+        prefixes = np.zeros((1, 0), dtype=np.uint8)
+        for d in range(L):
+            m = prefixes.shape[0]
+            rows = np.repeat(idx, m)
+            p1 = oracle(d, rows, np.tile(prefixes, (c, 1))).reshape(c, m)
+            l0, l1 = _log_pair(p1)
+            lp = np.stack([lp + l0, lp + l1], axis=2).reshape(c, 2 * m)
+            prefixes = np.concatenate(
+                [np.repeat(prefixes, 2, axis=0),
+                 np.tile(np.array([[0], [1]], dtype=np.uint8), (m, 1))], axis=1)
+        best = np.argmax(lp, axis=1)  # first maximum = lexicographically smallest
+        top = lp[np.arange(c), best]
+        w = np.exp(lp - top[:, None])
+        w /= w.sum(axis=1, keepdims=True)
+        marg[idx] = w @ vectors
+        mode[idx] = vectors[best]
+        mode_lp[idx] = top
+    return marg, mode, mode_lp
+
+
+def beam(oracle: Oracle, n: int, L: int, width: int
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Beam search keeping the ``width`` most probable prefixes per instance.
+
+    Returns ``(marginals, mode, mode_log_proba)``; the marginals are over the final
+    beam, normalised by its mass (see :func:`mlw_baselines._kernels.pcc_beam_linear`).
+    """
+    all_rows = np.arange(n)
+    cur_y = np.zeros((n, 1, L), dtype=np.uint8)
+    cur_lp = np.zeros((n, 1))
+    for d in range(L):
+        m = cur_lp.shape[1]
+        rows = np.repeat(all_rows, m)
+        p1 = oracle(d, rows, cur_y[:, :, :d].reshape(n * m, d)).reshape(n, m)
+        l0, l1 = _log_pair(p1)
+        cand_lp = np.stack([cur_lp + l0, cur_lp + l1], axis=2).reshape(n, 2 * m)
+        keep = min(width, 2 * m)
+        order = np.argsort(-cand_lp, axis=1, kind="stable")[:, :keep]
+        parent, value = order // 2, (order % 2).astype(np.uint8)
+        cur_y = cur_y[all_rows[:, None], parent]
+        cur_y[:, :, d] = value
+        cur_lp = np.take_along_axis(cand_lp, order, axis=1)
+    top = cur_lp.max(axis=1)
+    best = np.argmax(cur_lp, axis=1)
+    ties = np.flatnonzero((cur_lp == top[:, None]).sum(axis=1) > 1)
+    for i in ties:  # lexicographically smallest among equally probable vectors
+        cands = np.flatnonzero(cur_lp[i] == top[i])
+        keys = cur_y[i, cands]
+        best[i] = cands[np.lexsort(keys.T[::-1])[0]]
+    w = np.exp(cur_lp - top[:, None])
+    w /= w.sum(axis=1, keepdims=True)
+    marg = np.einsum("nb,nbl->nl", w, cur_y.astype(np.float64))
+    return marg, cur_y[all_rows, best].copy(), top

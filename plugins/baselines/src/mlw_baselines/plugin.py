@@ -1,0 +1,81 @@
+"""Registers the baseline learners ``br``, ``cc``, ``lp`` and ``pcc`` with mlw."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import mlw
+
+from mlw_baselines._base_estimator import BASE_ESTIMATOR_DOC
+
+_RANDOM_STATE = "seed of the random chain order and of randomised shortcut classifiers"
+_ORDER = ("chain order: None (the labels' own order), 'random' (drawn with random_state) "
+          "or a list of label indices")
+_N_JOBS = "models fitted in parallel by joblib (None: one at a time, -1: all cores)"
+
+
+@mlw.hookimpl
+def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
+    from mlw_baselines import (
+        BinaryRelevance,
+        ClassifierChain,
+        LabelPowerset,
+        ProbabilisticClassifierChain,
+    )
+
+    register(mlw.LearnerSpec(
+        name="br",
+        factory=BinaryRelevance,
+        description="Binary relevance: one independent binary classifier per label",
+        param_docs={
+            "base_estimator": BASE_ESTIMATOR_DOC,
+            "threshold": "thresholding strategy tuned in fit: fixed (0.5), pcut, "
+                         "cardinality, one_threshold, or a strategy object",
+            "random_state": "seed of randomised shortcut classifiers (trees, forests, SVC)",
+            "n_jobs": _N_JOBS,
+        },
+        tags=mlw.LearnerTags(predicts_scores=True, joint=False, log_proba=False,
+                             sparse_input=True),
+    ))
+    register(mlw.LearnerSpec(
+        name="cc",
+        factory=ClassifierChain,
+        description="Classifier chain (Read et al.): each link sees the previous labels; "
+                    "greedy joint prediction",
+        param_docs={
+            "base_estimator": BASE_ESTIMATOR_DOC,
+            "order": _ORDER,
+            "random_state": _RANDOM_STATE,
+            "n_jobs": _N_JOBS,
+        },
+        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
+                             sparse_input=True),
+    ))
+    register(mlw.LearnerSpec(
+        name="lp",
+        factory=LabelPowerset,
+        description="Label powerset: one multi-class classifier over the training label sets",
+        param_docs={
+            "base_estimator": BASE_ESTIMATOR_DOC,
+            "random_state": "seed of randomised shortcut classifiers (trees, forests, SVC)",
+        },
+        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
+                             sparse_input=True),
+    ))
+    register(mlw.LearnerSpec(
+        name="pcc",
+        factory=ProbabilisticClassifierChain,
+        description="Probabilistic classifier chain: joint mode and marginals by exact "
+                    "enumeration (L <= max_exact_labels) or beam search",
+        param_docs={
+            "base_estimator": BASE_ESTIMATOR_DOC,
+            "order": _ORDER,
+            "random_state": _RANDOM_STATE,
+            "n_jobs": _N_JOBS,
+            "max_exact_labels": "exact inference over all 2^L label vectors up to this "
+                                "many labels, beam search above",
+            "beam_width": "prefixes kept per depth by beam search",
+        },
+        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
+                             sparse_input=True),
+    ))

@@ -1,0 +1,95 @@
+"""Slow, obvious reference implementations the baselines are tested against.
+
+Nothing here shares code with ``mlw_baselines``: every probability comes straight from
+a scikit-learn classifier (or from explicit logits), one label vector at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone
+
+
+def sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def hand_rolled_br(template, X, Y):
+    """One clone of ``template`` per label column; returns the list of models."""
+    return [clone(template).fit(X, Y[:, j]) for j in range(Y.shape[1])]
+
+
+def p1(model, x_row) -> float:
+    """P(y = 1) of a fitted binary sklearn classifier for one row (2-D input)."""
+    proba = model.predict_proba(x_row)[0]
+    return float(proba[list(model.classes_).index(1)])
+
+
+def chain_row(x_row, prefix):
+    """``[x, prefix]`` for one row, sparse or dense."""
+    extra = np.asarray(prefix, dtype=float).reshape(1, -1)
+    if sp.issparse(x_row):
+        return sp.hstack([x_row, sp.csr_matrix(extra)], format="csr")
+    return np.hstack([np.asarray(x_row, dtype=float).reshape(1, -1), extra])
+
+
+def hand_rolled_chain(template, X, Y, order):
+    """Link j predicts label order[j] from [X, Y[:, order[:j]]], trained on true labels."""
+    models = []
+    for j, label in enumerate(order):
+        prefix = Y[:, order[:j]].astype(float)
+        F = np.hstack([X, prefix]) if j else X
+        models.append(clone(template).fit(F, Y[:, label]))
+    return models
+
+
+def chain_link_proba(models, x_row, prefix_values, d) -> float:
+    """P(y_d = 1 | x, prefix) of chain position d, from the fitted models."""
+    return p1(models[d], chain_row(x_row, prefix_values[:d]))
+
+
+def greedy_chain(models, X, order):
+    """CC greedy prediction, instance by instance, link by link."""
+    n, L = X.shape[0], len(order)
+    Yhat = np.zeros((n, L), dtype=np.uint8)
+    P = np.zeros((n, L))
+    for i in range(n):
+        pred = []
+        for d in range(L):
+            p = chain_link_proba(models, X[i:i + 1], pred, d)
+            pred.append(1 if p >= 0.5 else 0)
+            Yhat[i, order[d]] = pred[-1]
+            P[i, order[d]] = p
+    return Yhat, P
+
+
+def brute_force_joint(link_proba, L):
+    """All 2**L vectors (chain positions, lexicographic) and their chain probabilities,
+    where ``link_proba(d, prefix)`` gives P(y_d = 1 | prefix)."""
+    vectors = [list(v) for v in itertools.product((0, 1), repeat=L)]
+    probs = []
+    for v in vectors:
+        p = 1.0
+        for d in range(L):
+            q = link_proba(d, v[:d])
+            p *= q if v[d] else 1.0 - q
+        probs.append(p)
+    return np.array(vectors, dtype=np.uint8), np.array(probs)
+
+
+def brute_force_marginals_and_mode(link_proba, L):
+    """Exact marginals (chain positions) and the mode (first most probable vector)."""
+    vectors, probs = brute_force_joint(link_proba, L)
+    marg = (probs[:, None] * vectors).sum(axis=0) / probs.sum()
+    return marg, vectors[int(np.argmax(probs))], float(np.log(probs.max()))
+
+
+def linear_link(A_row, W):
+    """``link_proba`` of a chain with logits A_row[d] + W[d, :d] · prefix."""
+    def link(d, prefix):
+        return sigmoid(A_row[d] + sum(W[d, k] * prefix[k] for k in range(d)))
+    return link
