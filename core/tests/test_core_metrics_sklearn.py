@@ -215,3 +215,31 @@ def test_cll_loss_is_the_negative_sum_of_log_probabilities():
     assert list(got) == ["cll_loss"]
     with pytest.raises(ValueError, match="above 0"):
         M.cll_loss(Y, [0.1, -1.0, -1.0])
+
+
+@pytest.mark.parametrize("name", ["yeast", "scene"])
+def test_all_metrics_equal_sklearn_on_real_label_matrices(mulan_dir, name):
+    """Real test-set label matrices (yeast: 14 labels, scene: 6) against scores from a
+    noisy copy of the truth and their 0.5-thresholded predictions."""
+    Y = mlw.load_dataset(mulan_dir / f"{name}-test.arff").Y
+    Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
+    rng = np.random.default_rng(0)
+    S = np.clip(0.35 * Y + rng.random(Y.shape) * 0.7, 0.0, 1.0)
+    P = (S >= 0.5).astype(np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = {
+            "subset_accuracy": skm.accuracy_score(Y, P),
+            "hamming_loss": skm.hamming_loss(Y, P),
+            "accuracy": skm.jaccard_score(Y, P, average="samples", zero_division=1.0),
+            "coverage": skm.coverage_error(Y, S),
+            "ranking_loss": skm.label_ranking_loss(Y, S),
+            "average_precision": skm.label_ranking_average_precision_score(Y, S),
+        }
+        for what, fn in PRF.items():
+            for avg, suffix in AVERAGES.items():
+                expected[f"{what}_{suffix}"] = _sk_convention(fn, Y, P, avg)
+    for Yt, Pt, St in [(Y, P, S), (sp.csr_matrix(Y), sp.csr_matrix(P), sp.csr_matrix(S))]:
+        got = mlw.evaluate(Yt, Pt, scores=St, metrics=list(expected))
+        for metric, value in expected.items():
+            assert abs(got[metric] - value) <= TOL, metric
