@@ -48,8 +48,31 @@ BAD_INPUT: tuple[type[BaseException], ...] = (
 )
 
 
+def _eprint(text: str) -> None:
+    """One plain line on stderr (never wrapped, so a reason stays on one line)."""
+    sys.stderr.write(text.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
 def _out() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    """The console of tables on stdout: the terminal's width, or 120 columns (or
+    ``COLUMNS``) when stdout is a file or a pipe."""
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(highlight=False, soft_wrap=False, width=120)
+    return console
+
+
+def _report_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """One line per distinct warning on stderr, with a count for repeats."""
+    counts: dict[str, int] = {}
+    for w in caught:
+        lines = str(w.message).strip().splitlines()
+        first = f"{w.category.__name__}: {lines[0] if lines else ''}"
+        counts[first] = counts.get(first, 0) + 1
+    for text, count in counts.items():
+        times = f" ({count} times)" if count > 1 else ""
+        _eprint(f"warning{times}: {text}")
 
 
 class _Exit(Exception):
@@ -60,7 +83,7 @@ class _Exit(Exception):
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``error: message`` (one line) on stderr and exit with ``code``."""
     one_line = " ".join(str(message).split())
-    err.print(f"error: {one_line}", markup=False)
+    _eprint(f"error: {one_line}")
     raise _Exit(code)
 
 
@@ -76,27 +99,26 @@ def handle_errors() -> Iterator[None]:
             try:
                 yield
             finally:
-                for w in caught:
-                    err.print(f"warning: {w.message}", markup=False)
+                _report_warnings(caught)
     except _Exit as exc:
         raise typer.Exit(exc.code) from None
     except (typer.Exit, typer.Abort):
         raise
     except KeyboardInterrupt:
-        err.print("interrupted", markup=False)
+        _eprint("interrupted")
         raise typer.Exit(130) from None
     except BAD_INPUT as exc:
         if os.environ.get("MLW_DEBUG"):
             traceback.print_exc()
         msg = str(exc).strip() or type(exc).__name__
-        err.print(f"error: {' '.join(msg.split())}", markup=False)
+        _eprint(f"error: {' '.join(msg.split())}")
         raise typer.Exit(2) from None
     except Exception as exc:
         if os.environ.get("MLW_DEBUG"):
             traceback.print_exc()
         msg = " ".join(str(exc).split())
-        err.print(f"internal error: {type(exc).__name__}: {msg} (set MLW_DEBUG=1 for the "
-                  f"traceback)", markup=False)
+        _eprint(f"internal error: {type(exc).__name__}: {msg} (set MLW_DEBUG=1 for the "
+                  f"traceback)")
         raise typer.Exit(1) from None
 
 
@@ -138,7 +160,7 @@ def main(
 
 # --- list-plugins ---------------------------------------------------------------------------
 def _registers_text(registers: dict[str, list[str]]) -> str:
-    return "; ".join(f"{kind}s: {', '.join(names)}" for kind, names in registers.items() if names)
+    return "\n".join(f"{kind}s: {', '.join(names)}" for kind, names in registers.items() if names)
 
 
 @app.command("list-plugins")
@@ -271,10 +293,10 @@ def _fold_progress(enabled: bool) -> Iterator[Any]:
         yield progress
 
 
-def _metrics_table(title: str, result: Any, caption: str) -> Table:
+def _metrics_table(result: Any) -> Table:
     specs = mlw.list_metrics()
     cv = result.kind == "cv"
-    table = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
+    table = Table()
     table.add_column("metric")
     table.add_column("mean" if cv else "value", justify="right")
     if cv:
@@ -326,7 +348,7 @@ def fit(
             raise FileNotFoundError(f"--save {save}: folder {save.parent} does not exist")
         plan = resolve(data, test, cv)
         if plan.note:
-            err.print(f"note: {plan.note}", markup=False)
+            _eprint(f"note: {plan.note}")
         if plan.kind == "cv":
             assert plan.k is not None
             with _fold_progress(err.is_terminal or bool(os.environ.get("MLW_PROGRESS"))) as cb:
@@ -352,15 +374,14 @@ def fit(
                 "dataset": plan.dataset, "label_names": list(plan.train.label_names),
                 "feature_names": list(plan.train.feature_names),
                 "n_train": plan.train.n_instances})
-            err.print(f"saved the model to {save}", markup=False)
+            _eprint(f"saved the model to {save}")
 
         text = None
         if show_model:
             if hasattr(model, "to_text"):
                 text = model.to_text()
             else:
-                err.print(f"note: learner {learner!r} has no text form (no to_text())",
-                          markup=False)
+                _eprint(f"note: learner {learner!r} has no text form (no to_text())")
 
         if as_json:
             obj: dict[str, Any] = {
@@ -380,7 +401,7 @@ def fit(
             if plan.kind == "cv":
                 obj["folds"] = [f.as_dict() for f in result.folds]
             if text is not None:
-                err.print(text, markup=False, highlight=False)
+                _eprint(text)
             _print_json(obj)
             return
 
@@ -395,7 +416,9 @@ def fit(
         caption += (f"{plan.train.n_features} features, {plan.train.n_labels} labels; "
                     f"fit {result.fit_seconds:.2f} s, predict {result.predict_seconds:.2f} s"
                     + (" (fold means)" if plan.kind == "cv" else ""))
-        out.print(_metrics_table(title, result, caption))
+        out.print(title, markup=False)
+        out.print(_metrics_table(result))
+        out.print(caption, markup=False)
         if text is not None:
             out.print(text, markup=False, highlight=False)
 
@@ -447,8 +470,7 @@ def predict(
                              f"on {n_features}")
         saved_features = meta.get("feature_names")
         if saved_features and list(saved_features) != list(ds.feature_names):
-            err.print(f"warning: the feature names of {data} differ from the training data's",
-                      markup=False)
+            _eprint(f"warning: the feature names of {data} differ from the training data's")
         Y_pred = fitted.predict(ds.X)
         label_names = list(meta.get("label_names") or
                            [f"label_{j}" for j in range(Y_pred.shape[1])])
@@ -463,8 +485,8 @@ def predict(
             with atomic_write(out, "w", encoding="utf-8") as fh:
                 _write_predictions(fh, Y_pred, label_names)
             card = float(Y_pred.sum()) / max(Y_pred.shape[0], 1)
-            err.print(f"wrote {Y_pred.shape[0]} predictions ({card:.3f} labels per instance) "
-                      f"to {out}", markup=False)
+            _eprint(f"wrote {Y_pred.shape[0]} predictions ({card:.3f} labels per instance) "
+                      f"to {out}")
 
 
 def run() -> None:  # pragma: no cover - console entry point alternative

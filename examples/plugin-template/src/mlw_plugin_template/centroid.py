@@ -22,8 +22,9 @@ class NearestCentroid(mlw.MultiLabelLearner):
     with the label (mu+) and without it (mu-). The score of label j for x is
     ``d-/(d+ + d-)`` with ``d+ = ||x - mu+||`` and ``d- = ||x - mu-||``: 1 at the
     positive centroid, 0 at the negative one, 0.5 half-way. A label that never (always)
-    occurs in training scores 0 (1). Sparse ``X`` stays sparse: distances are
-    computed as ``||x||^2 - 2 x.mu + ||mu||^2``.
+    occurs in training scores 0 (1). Distances are taken after dividing every feature
+    by its training standard deviation (no centring, so sparse ``X`` stays sparse:
+    distances are computed as ``||x||^2 - 2 x.mu + ||mu||^2``).
 
     Parameters
     ----------
@@ -43,7 +44,20 @@ class NearestCentroid(mlw.MultiLabelLearner):
     def __init__(self, threshold: str = "pcut") -> None:
         self.threshold = threshold
 
+    def _scaled(self, X: Any) -> Any:
+        if sp.issparse(X):
+            return sp.csr_matrix(X.multiply(self.inv_scale_[None, :]))
+        return X * self.inv_scale_[None, :]
+
     def _fit(self, X: Any, Y: Any) -> None:
+        if sp.issparse(X):
+            mean = np.asarray(X.mean(axis=0)).ravel()
+            var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2
+        else:
+            var = X.var(axis=0)
+        std = np.sqrt(np.maximum(var, 0.0))
+        self.inv_scale_ = np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 1.0)
+        X = self._scaled(X)
         Yd = Y.toarray() if sp.issparse(Y) else Y  # (n, L) uint8; L is small here
         L = Yd.shape[1]
         self.pos_centroids_ = np.zeros((L, X.shape[1]))
@@ -60,6 +74,7 @@ class NearestCentroid(mlw.MultiLabelLearner):
         return np.maximum(d, 0.0)
 
     def _predict_proba(self, X: Any) -> np.ndarray:
+        X = self._scaled(X)
         d_pos = np.sqrt(self._sq_distances(X, self.pos_centroids_))
         d_neg = np.sqrt(self._sq_distances(X, self.neg_centroids_))
         total = d_pos + d_neg
