@@ -1,0 +1,124 @@
+"""LaCovaC forest: bagging with random feature subsets over LaCovaC trees (the future
+work named in the paper)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
+
+from mlw import MultiLabelLearner
+from mlw.validation import check_Y
+from mlw_lacovac._leaves import leaf_model, log_proba, predict_marginals, predict_modes
+from mlw_lacovac._tree import TreeBuilder
+from mlw_lacovac._kernels import histogram_bins
+from mlw_lacovac.model import _check_common, check_max_bins, check_training_data
+
+
+class LaCovaCForest(MultiLabelLearner):
+    """An ensemble of LaCovaC trees, each grown on a bootstrap sample with a random
+    subset of ``max_features`` features drawn at every horizontal split.
+
+    ``predict_proba`` averages the trees' marginals; ``predict`` is a vote on whole
+    label vectors: the joint decision (concatenated leaf modes) given by most trees,
+    ties broken by the larger mean marginal log-likelihood of the tied vectors;
+    ``log_proba_of`` is the log of the mean of the trees' joint probabilities.
+
+    Parameters
+    ----------
+    n_estimators : int
+        Number of trees.
+    max_features : "sqrt", "log2", int, float in (0, 1] or None
+        Features considered at each horizontal split (None: all, i.e. plain bagging).
+    min_samples, z, alpha, max_bins :
+        As for :class:`~mlw_lacovac.LaCovaC`.
+    bootstrap : bool
+        Grow each tree on a bootstrap sample (otherwise on all rows).
+    random_state : int
+        Seed of the bootstrap and feature draws.
+    """
+
+    _joint_prediction: ClassVar[bool] = True
+
+    def __init__(self, *, n_estimators: int = 10, max_features: Any = "sqrt",
+                 min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
+                 bootstrap: bool = True, random_state: int = 0,
+                 max_bins: int | None = 64) -> None:
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.min_samples = min_samples
+        self.z = z
+        self.alpha = alpha
+        self.bootstrap = bootstrap
+        self.random_state = random_state
+        self.max_bins = max_bins
+
+    def _n_features(self, d: int) -> int | None:
+        mf = self.max_features
+        if mf is None:
+            return None
+        if mf == "sqrt":
+            return max(1, int(np.sqrt(d)))
+        if mf == "log2":
+            return max(1, int(np.log2(d)))
+        if isinstance(mf, (int, np.integer)) and not isinstance(mf, bool) and mf >= 1:
+            return int(min(mf, d))
+        if isinstance(mf, float) and 0.0 < mf <= 1.0:
+            return max(1, int(mf * d))
+        raise ValueError(f"max_features must be 'sqrt', 'log2', None, an int >= 1 or a "
+                         f"float in (0, 1], got {mf!r}")
+
+    def _fit(self, X: Any, Y: Any) -> None:
+        m = _check_common(self.min_samples, self.alpha)
+        if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
+        bins = check_max_bins(self.max_bins)
+        Yc = check_training_data(X, Y, m)
+        k = self._n_features(X.shape[1])
+        xbin = None if bins is None or sp.issparse(X) else histogram_bins(X, bins)
+        rng = np.random.default_rng(self.random_state)
+        n = X.shape[0]
+        self.trees_ = []
+        self.leaf_models_ = []
+        for _ in range(int(self.n_estimators)):
+            rows = rng.integers(0, n, size=n) if self.bootstrap else np.arange(n)
+            tree = TreeBuilder("lacovac", m, z=float(self.z), max_features=k,
+                               rng=np.random.default_rng(rng.integers(2**63)),
+                               max_bins=bins, xbin=xbin).fit(
+                X, Yc, rows=np.sort(rows))
+            self.trees_.append(tree)
+            self.leaf_models_.append([leaf_model(lf, float(self.alpha)) for lf in tree.leaves])
+
+    def _predict_proba(self, X: Any) -> np.ndarray:
+        P = np.zeros((X.shape[0], self.n_labels_))
+        for tree, models in zip(self.trees_, self.leaf_models_):
+            P += predict_marginals(tree, models, X, self.n_labels_)
+        return P / len(self.trees_)
+
+    def _predict(self, X: Any) -> np.ndarray:
+        votes = np.stack([predict_modes(t, ms, X, self.n_labels_)
+                          for t, ms in zip(self.trees_, self.leaf_models_)], axis=1)
+        P = np.clip(self._predict_proba(X), 1e-12, 1 - 1e-12)
+        out = np.zeros((X.shape[0], self.n_labels_), np.uint8)
+        for i in range(X.shape[0]):
+            cand, count = np.unique(votes[i], axis=0, return_counts=True)
+            top = np.flatnonzero(count == count.max())
+            if top.size > 1:
+                ll = cand[top] @ np.log(P[i]) + (1 - cand[top]) @ np.log1p(-P[i])
+                top = top[[int(np.argmax(ll))]]
+            out[i] = cand[top[0]]
+        return out
+
+    def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
+        """log of the mean over trees of P_tree(y_i | x_i), shape (n,)."""
+        check_is_fitted(self, "trees_")
+        X = self._validate_X(X, reset=False)
+        Y = check_Y(Y, n_rows=X.shape[0], n_labels=self.n_labels_)
+        Yd = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
+        lp = np.stack([log_proba(t, ms, X, Yd, float(self.alpha))
+                       for t, ms in zip(self.trees_, self.leaf_models_)])
+        mx = lp.max(axis=0)
+        with np.errstate(invalid="ignore"):
+            return mx + np.log(np.mean(np.exp(lp - mx), axis=0))

@@ -1,0 +1,44 @@
+"""Registers the LaCovaC family with mlw."""
+
+from __future__ import annotations
+
+import mlw
+
+_TREE = {
+    "min_samples": "m: nodes with fewer rows are leaves; each child of a horizontal split "
+                   "keeps at least m rows",
+    "alpha": "leaf smoothing pseudo-count towards the Laplace-smoothed independent "
+             "marginals (0 = raw subset frequencies)",
+}
+
+
+@mlw.hookimpl
+def mlw_register_learners(register):  # type: ignore[no-untyped-def]
+    from mlw_lacovac.forest import LaCovaCForest
+    from mlw_lacovac.model import LaCova, LaCovaC, MLC45
+
+    tags = mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
+                           sparse_input=True)
+    z = {"z": "normal quantile of the label-correlation test, lambda_n = z / sqrt(n - 1)"}
+    register(mlw.LearnerSpec(
+        name="lacovac", factory=LaCovaC, tags=tags, param_docs={**_TREE, **z},
+        description="LaCovaC multi-label tree: local phi-correlation label clustering "
+                    "(vertical splits) and LaCova covariance splits (Al-Otaibi et al. 2016)"))
+    register(mlw.LearnerSpec(
+        name="lacova", factory=LaCova, tags=tags, param_docs=_TREE,
+        description="LaCova multi-label tree: BR-like vertical split when the label "
+                    "covariance is insignificant, else a covariance-criterion split"))
+    register(mlw.LearnerSpec(
+        name="ml_c45", factory=MLC45, tags=tags, param_docs=_TREE,
+        description="ML-C4.5 multi-label tree: splits minimise the sum of per-label "
+                    "entropies; leaves hold label-subset distributions"))
+    register(mlw.LearnerSpec(
+        name="lacovac_forest", factory=LaCovaCForest, tags=tags,
+        param_docs={**_TREE, **z,
+                    "n_estimators": "number of trees",
+                    "max_features": "features drawn per split: 'sqrt', 'log2', int, "
+                                    "fraction or None (all)",
+                    "bootstrap": "grow each tree on a bootstrap sample",
+                    "random_state": "seed of the bootstrap and feature draws"},
+        description="Bagged LaCovaC trees with random feature subsets; averages marginals "
+                    "and votes on joint label vectors"))

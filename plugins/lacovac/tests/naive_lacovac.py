@@ -1,0 +1,104 @@
+"""Slow, obviously-correct pure-Python references for the LaCovaC kernels.
+
+Dense numpy / plain loops only; the tests compare :mod:`mlw_lacovac._kernels` with
+these on random inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+
+
+def phi(Y: np.ndarray) -> np.ndarray:
+    """Pearson correlation of the columns of a 0/1 matrix; 0 for constant columns
+    (and 1 on the diagonal of varying ones)."""
+    Y = np.asarray(Y, float)
+    L = Y.shape[1]
+    R = np.zeros((L, L))
+    for j in range(L):
+        for k in range(L):
+            a, b = Y[:, j], Y[:, k]
+            if a.std() == 0 or b.std() == 0:
+                continue
+            R[j, k] = np.mean((a - a.mean()) * (b - b.mean())) / (a.std() * b.std())
+    return R
+
+
+def connected_components(R: np.ndarray, lam: float) -> list[set[int]]:
+    """Components of the graph with an edge where |R[j, k]| > lam (breadth-first)."""
+    L = R.shape[0]
+    seen: set[int] = set()
+    comps = []
+    for s in range(L):
+        if s in seen:
+            continue
+        comp = {s}
+        seen.add(s)
+        todo = deque([s])
+        while todo:
+            j = todo.popleft()
+            for k in range(L):
+                if k != j and k not in seen and abs(R[j, k]) > lam:
+                    seen.add(k)
+                    comp.add(k)
+                    todo.append(k)
+        comps.append(comp)
+    return comps
+
+
+def variance_sum(Y: np.ndarray) -> float:
+    p = np.asarray(Y, float).mean(axis=0)
+    return float(np.sum(p * (1 - p)))
+
+
+def abs_covariance_sum(Y: np.ndarray) -> float:
+    Y = np.asarray(Y, float)
+    L = Y.shape[1]
+    s = 0.0
+    for j in range(L):
+        for k in range(j + 1, L):
+            s += abs(np.mean(Y[:, j] * Y[:, k]) - Y[:, j].mean() * Y[:, k].mean())
+    return s
+
+
+def entropy_sum(Y: np.ndarray) -> float:
+    s = 0.0
+    for p in np.asarray(Y, float).mean(axis=0):
+        if 0 < p < 1:
+            s -= p * math.log2(p) + (1 - p) * math.log2(1 - p)
+    return s
+
+
+def child_measure(Y: np.ndarray, crit: int) -> float:
+    """crit 0: min(variance sum, |covariance| sum); 1: variance sum; 2: entropy sum."""
+    if crit == 1:
+        return variance_sum(Y)
+    if crit == 2:
+        return entropy_sum(Y)
+    return min(variance_sum(Y), abs_covariance_sum(Y))
+
+
+def split_quality(Y: np.ndarray, left: np.ndarray, crit: int) -> float:
+    n = Y.shape[0]
+    nl = int(left.sum())
+    return (nl * child_measure(Y[left], crit) + (n - nl) * child_measure(Y[~left], crit)) / n
+
+
+def best_split(X: np.ndarray, Y: np.ndarray, min_leaf: int, crit: int
+               ) -> tuple[int, float, float]:
+    """Exhaustive search over every feature and midpoint threshold."""
+    best = (-1, 0.0, math.inf)
+    for f in range(X.shape[1]):
+        vals = np.unique(X[:, f])
+        for a, b in zip(vals[:-1], vals[1:]):
+            t = 0.5 * (a + b)
+            left = X[:, f] <= t
+            if left.sum() < min_leaf or (~left).sum() < min_leaf:
+                continue
+            q = split_quality(Y, left, crit)
+            if q < best[2] - 1e-12:
+                best = (f, t, q)
+    return best

@@ -1,0 +1,192 @@
+"""The numba kernels against hand computations and the pure-Python references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive_lacovac as naive
+from mlw_lacovac import _kernels as K
+from mlw_lacovac._tree import lambda_n
+
+
+def _stats(Y: np.ndarray):
+    Yc = sp.csr_matrix(Y.astype(np.uint8))
+    rows = np.arange(Y.shape[0], dtype=np.int64)
+    lm = np.arange(Y.shape[1], dtype=np.int64)
+    yp, yi = Yc.indptr.astype(np.int64), Yc.indices.astype(np.int64)
+    counts, co = K.node_label_stats(yp, yi, rows, lm, Y.shape[1])
+    lptr, lidx = K.local_labels(yp, yi, rows, lm)
+    return counts, co, lptr, lidx, rows
+
+
+def test_label_stats_are_counts_and_upper_cooccurrences():
+    Y = np.array([[1, 1, 0], [1, 1, 1], [0, 1, 1], [0, 0, 0]])
+    counts, co, *_ = _stats(Y)
+    assert counts.tolist() == [2, 3, 2]
+    full = Y.T @ Y
+    assert np.array_equal(co, np.triu(full, 1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 30), st.integers(1, 9))
+def test_phi_matches_pearson(seed, n, L):
+    rng = np.random.default_rng(seed)
+    Y = (rng.random((n, L)) < rng.random(L)).astype(np.uint8)
+    counts, co, *_ = _stats(Y)
+    assert np.allclose(K.phi_matrix(counts, co, n), naive.phi(Y), atol=1e-12)
+
+
+def test_phi_of_a_constant_label_is_zero():
+    Y = np.array([[1, 1], [1, 0], [1, 1]])
+    counts, co, *_ = _stats(Y)
+    R = K.phi_matrix(counts, co, 3)
+    assert R[0, 1] == 0.0 and R[0, 0] == 0.0 and R[1, 1] == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 14), st.floats(0.0, 1.0))
+def test_clustering_equals_brute_force_connected_components(seed, L, lam):
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(-1, 1, (L, L))
+    R = (A + A.T) / 2
+    comp = K.threshold_components(R, lam)
+    got = sorted(sorted(np.flatnonzero(comp == c).tolist()) for c in range(comp.max() + 1))
+    want = sorted(sorted(c) for c in naive.connected_components(R, lam))
+    assert got == want
+    # numbered by first appearance
+    firsts = [int(np.flatnonzero(comp == c)[0]) for c in range(comp.max() + 1)]
+    assert firsts == sorted(firsts)
+
+
+def test_single_linkage_is_transitive_not_complete():
+    # 0-1 and 1-2 correlated above lambda, 0-2 not: single linkage joins all three
+    R = np.array([[1, 0.9, 0.1, 0], [0.9, 1, 0.8, 0], [0.1, 0.8, 1, 0], [0, 0, 0, 1]])
+    assert K.threshold_components(R, 0.5).tolist() == [0, 0, 0, 1]
+    # the threshold is strict: |phi| = lambda does not link
+    assert K.threshold_components(R, 0.9).tolist() == [0, 1, 2, 3]
+    # negative correlation links as well (distance 1 - |phi|)
+    assert K.threshold_components(-R, 0.5).tolist() == [0, 0, 0, 1]
+
+
+def test_lambda_n():
+    assert lambda_n(12) == pytest.approx(1.96 / np.sqrt(11))
+    assert lambda_n(101, z=2.0) == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        lambda_n(1)
+
+
+# the hand-computed node of the criterion test ------------------------------------------
+# rows        labels      left = rows 0-2, right = rows 3-5
+#  r0         1 1 0       left : p = (1, 2/3, 1/3), var sum = 0 + 2/9 + 2/9 = 4/9
+#  r1         1 1 0              cov(1,2) = 0 - 2/3*1/3 = -2/9, others 0 -> |cov| sum 2/9
+#  r2         1 0 1              measure = min(4/9, 2/9) = 2/9
+#  r3         0 0 1       right: p = (0, 1/3, 2/3), var sum 4/9
+#  r4         0 1 1              cov(1,2) = 1/3 - 2/9 = 1/9 -> measure = 1/9
+#  r5         0 0 0       split = (3 * 2/9 + 3 * 1/9) / 6 = 1/6
+HAND_Y = np.array([[1, 1, 0], [1, 1, 0], [1, 0, 1], [0, 0, 1], [0, 1, 1], [0, 0, 0]])
+H23 = -(2 / 3 * np.log2(2 / 3) + 1 / 3 * np.log2(1 / 3))
+
+
+@pytest.mark.parametrize("crit, expected", [(K.CRIT_LACOVA, 1 / 6),
+                                            (K.CRIT_VARIANCE, 4 / 9),
+                                            (K.CRIT_ENTROPY, 2 * H23)])
+def test_split_criterion_on_a_hand_computed_node(crit, expected):
+    tc, tC, *_ = _stats(HAND_Y)
+    cl, Cl, *_ = _stats(HAND_Y[:3])
+    assert K.split_quality(3, cl, Cl, 6, tc, tC, crit) == pytest.approx(expected)
+    left = np.array([True] * 3 + [False] * 3)
+    assert naive.split_quality(HAND_Y, left, crit) == pytest.approx(expected)
+
+
+def test_split_search_on_the_hand_computed_node():
+    tc, tC, lptr, lidx, rows = _stats(HAND_Y)
+    X = np.array([[0.0], [0.0], [0.0], [1.0], [1.0], [1.0]])
+    f, t, q = K.best_split_dense(X, np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
+                                 np.array([0]), 1, K.CRIT_LACOVA)
+    assert (f, t) == (0, 0.5) and q == pytest.approx(1 / 6)
+
+
+def _random_problem(seed, n, d, L, sparse_frac=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, (n, d)).astype(float)  # ties, negatives, zeros
+    if sparse_frac:
+        X[rng.random((n, d)) < sparse_frac] = 0.0
+    base = rng.random((n, 1))
+    Y = ((rng.random((n, L)) + 0.5 * base) > 0.9).astype(np.uint8)
+    return X, Y
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(4, 40), st.integers(1, 5), st.integers(1, 6),
+       st.integers(1, 4), st.sampled_from([K.CRIT_LACOVA, K.CRIT_VARIANCE, K.CRIT_ENTROPY]))
+def test_dense_split_search_equals_brute_force(seed, n, d, L, m, crit):
+    X, Y = _random_problem(seed, n, d, L)
+    tc, tC, lptr, lidx, rows = _stats(Y)
+    f, t, q = K.best_split_dense(X, np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
+                                 np.arange(d), m, crit)
+    nf, nt, nq = naive.best_split(X, Y, m, crit)
+    if nf < 0:
+        assert f < 0
+        return
+    assert q == pytest.approx(nq, abs=1e-9)
+    left = X[:, f] <= t
+    assert naive.split_quality(Y, left, crit) == pytest.approx(q, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(4, 40), st.integers(1, 5), st.integers(1, 6),
+       st.integers(1, 4), st.sampled_from([K.CRIT_LACOVA, K.CRIT_VARIANCE, K.CRIT_ENTROPY]))
+def test_sparse_split_search_equals_dense(seed, n, d, L, m, crit):
+    X, Y = _random_problem(seed, n, d, L, sparse_frac=0.6)
+    tc, tC, lptr, lidx, rows = _stats(Y)
+    Xs = sp.csr_matrix(X)
+    fmask = np.ones(d, np.bool_)
+    f, t, q = K.best_split_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
+                                  Xs.data, d, rows, lptr, lidx, tc, tC, fmask, m, crit)
+    nf, nt, nq = naive.best_split(X, Y, m, crit)
+    if nf < 0:
+        assert f < 0
+        return
+    assert q == pytest.approx(nq, abs=1e-9)
+    assert naive.split_quality(Y, X[:, f] <= t, crit) == pytest.approx(q, abs=1e-9)
+    mask = K.partition_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
+                              Xs.data, rows, f, t)
+    assert np.array_equal(mask, X[:, f] <= t)
+
+
+def test_histogram_bins_only_restrict_candidates():
+    X, Y = _random_problem(3, 60, 4, 3)
+    X = X + np.random.default_rng(0).normal(0, 0.01, X.shape)  # all values distinct
+    tc, tC, lptr, lidx, rows = _stats(Y)
+    xbin = K.histogram_bins(X, 4)
+    assert xbin.max() <= 3
+    f, t, q = K.best_split_dense(X, xbin, rows, lptr, lidx, tc, tC, np.arange(4), 2,
+                                 K.CRIT_LACOVA)
+    exact = K.best_split_dense(X, np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
+                               np.arange(4), 2, K.CRIT_LACOVA)
+    assert q >= exact[2] - 1e-12
+    left = X[:, f] <= t
+    assert naive.split_quality(Y, left, 0) == pytest.approx(q)
+    # the threshold lies between two bins
+    assert set(xbin[left, f]).isdisjoint(set(xbin[~left, f]))
+
+
+def test_lacova_covariance_threshold_formula():
+    counts = np.array([5, 10, 2])
+    n = 20
+    p = counts / n
+    s1 = s2 = 0.0
+    for j in range(3):
+        for k in range(j + 1, 3):
+            v = p[j] * p[k] * (1 - p[j]) * (1 - p[k])
+            s1 += np.sqrt(v)
+            s2 += v
+    want = np.sqrt(2 / (np.pi * (n - 1))) * s1 + 2 * np.sqrt((1 - 2 / np.pi) / (n - 1) * s2)
+    assert K.lacova_cov_threshold(counts, n) == pytest.approx(want)
+    Y = (np.random.default_rng(1).random((n, 3)) < 0.4).astype(np.uint8)
+    c, C, *_ = _stats(Y)
+    assert K.sum_abs_covariance(c, C, n) == pytest.approx(naive.abs_covariance_sum(Y))
