@@ -230,3 +230,32 @@ def test_strategies_need_what_they_learn_from():
         CardinalityMatching().fit(np.eye(2), np.eye(3))
     with pytest.raises(ValueError, match="has 3 labels, expected 2"):
         PCut().fit(None, np.eye(2)).predict(np.eye(3))
+
+
+def test_strategy_objects_work_as_learner_parameters():
+    from sklearn.base import clone
+
+    class Scores(mlw.MultiLabelLearner):
+        """Scores are the first L features: the smallest possible learner."""
+
+        def __init__(self, threshold="cardinality"):
+            self.threshold = threshold
+
+        def _fit(self, X, Y):
+            pass
+
+        def _predict_proba(self, X):
+            return X[:, : self.n_labels_]
+
+    rng = np.random.default_rng(3)
+    X = rng.random((40, 3))
+    Y = (X > 0.6).astype(np.uint8)
+    learner = Scores(threshold=CardinalityMatching(top_label=False))
+    assert repr(learner.threshold) == "CardinalityMatching(top_label=False)"
+    fitted = clone(learner).fit(X, Y)
+    assert learner.threshold is not fitted.threshold_  # a fitted copy, not the parameter
+    np.testing.assert_array_equal(fitted.predict(X),
+                                  apply_threshold(X, fitted.threshold_.threshold_))
+    by_name = Scores(threshold="one_threshold").fit(X, Y)
+    assert isinstance(by_name.threshold_, OneThreshold)
+    np.testing.assert_array_equal(by_name.predict(X), Y)  # 0.6 separates perfectly

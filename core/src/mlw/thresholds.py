@@ -132,6 +132,19 @@ def two_pass_search(objective: Callable[[float], float],
     return float(t2 if v2 > best_v else best_t)
 
 
+class _Strategy:
+    """Shared plumbing: a repr showing the constructor options, like scikit-learn's."""
+
+    def __repr__(self) -> str:
+        import inspect
+
+        params = [p for p in inspect.signature(type(self).__init__).parameters.values()
+                  if p.name != "self"]
+        shown = [f"{p.name}={getattr(self, p.name)!r}" for p in params
+                 if getattr(self, p.name) != p.default]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
 def _check_training(scores: Scores, Y: Any) -> tuple[Scores, Any]:
     S = check_scores(scores, what="training scores")
     Y = check_Y(Y)
@@ -146,7 +159,7 @@ def _fitted(strategy: Any) -> float:
     return float(t)
 
 
-class FixedThreshold:
+class FixedThreshold(_Strategy):
     """Predict a label when its score is at least ``threshold`` (default 0.5).
 
     Parameters
@@ -171,7 +184,7 @@ class FixedThreshold:
         return apply_threshold(check_scores(scores), _fitted(self), top_label=self.top_label)
 
 
-class PCut:
+class PCut(_Strategy):
     """Pcut: one threshold, chosen on the scored set itself, so that the predicted
     label density equals the training label density (as LaCovaC and MEKA use it).
 
@@ -219,7 +232,7 @@ class PCut:
         return apply_threshold(S, t)
 
 
-class CardinalityMatching:
+class CardinalityMatching(_Strategy):
     """One threshold whose predicted label cardinality on the training scores is
     closest to the training label cardinality (LCIF).
 
@@ -254,7 +267,7 @@ class CardinalityMatching:
         return apply_threshold(check_scores(scores), _fitted(self), top_label=self.top_label)
 
 
-class OneThreshold:
+class OneThreshold(_Strategy):
     """Mulan's OneThreshold: the single threshold that maximises a metric (default
     micro-F1) on the training scores, by :func:`two_pass_search`.
 
