@@ -12,6 +12,8 @@ from mlw.registry import LoaderSpec
 @hookimpl
 def mlw_register_loaders(register: Callable[[LoaderSpec], None]) -> None:
     from mlw.io.arff import load_arff, sniff_arff
+    from mlw.io.tabular import load_csv, load_parquet, sniff_parquet
+    from mlw.io.xc import load_xc, sniff_xc
 
     register(LoaderSpec(
         name="arff",
@@ -20,4 +22,27 @@ def mlw_register_loaders(register: Callable[[LoaderSpec], None]) -> None:
         description="ARFF, dense or sparse: Mulan (labels from NAME.xml) or MEKA "
                     "(-C N in the relation name)",
         sniff=sniff_arff,
+    ))
+    register(LoaderSpec(
+        name="xc",
+        suffixes=(".xc",),
+        load=load_xc,
+        description="Extreme Classification Repository text: header 'n d L', rows "
+                    "'l1,l2 f:v f:v' (streamed into CSR)",
+        sniff=sniff_xc,
+    ))
+    register(LoaderSpec(
+        name="csv",
+        suffixes=(".csv", ".tsv"),
+        load=load_csv,
+        description="CSV with a header row, through polars; label columns given by "
+                    "label_columns= or n_labels=",
+    ))
+    register(LoaderSpec(
+        name="parquet",
+        suffixes=(".parquet", ".pq"),
+        load=load_parquet,
+        description="Parquet through polars; label columns given by label_columns= or "
+                    "n_labels=",
+        sniff=sniff_parquet,
     ))

@@ -54,7 +54,7 @@ _FNV_PRIME = np.uint64(1099511628211)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _is_ws(c: np.uint8) -> bool:
     return c == 32 or c == 9 or c == 13
 
@@ -131,7 +131,7 @@ def parse_number(buf, s, e):
     return NUM_OK, -v if neg else v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _hash(arr, s, e, attr):
     h = _FNV_OFFSET ^ (np.uint64(attr) * _GOLDEN)
     for i in range(s, e):
@@ -158,7 +158,7 @@ def build_nominal_table(blob, val_start, val_end, val_attr):
     return table
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lookup(arr, s, e, attr, table, blob, val_start, val_end, val_attr):
     size = table.shape[0]
     h = _hash(arr, s, e, attr)
@@ -227,24 +227,21 @@ def _closing_quote(buf, p, le):
     return -1
 
 
-@njit(cache=True)
-def _grow(a, n):
-    out = np.empty(max(2 * a.shape[0], n), dtype=a.dtype)
-    out[: a.shape[0]] = a
-    return out
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _store(buf, ts, te, quoted, attr, kinds, table, blob, val_start, val_end, val_attr,
-           val_code, scratch, cols, vals, nnz, fb_pos, fb_start, fb_end, n_fb, err, line):
-    """Store one value; returns (nnz, n_fb, fb arrays) or sets err. NaN marks '?'."""
+           val_code, scratch, cols, vals, fb_flag, nnz, err, line):
+    """Store one value at ``nnz``; returns the new ``nnz`` (or sets ``err``).
+
+    NaN marks ``?``. A number needing Python's ``float`` is stored as its byte offset
+    with ``fb_flag`` set; the wrapper re-parses it.
+    """
     k = kinds[attr]
     if k == KIND_SKIP:
-        return nnz, n_fb, fb_pos, fb_start, fb_end
+        return nnz
     if not quoted and te - ts == 1 and buf[ts] == 63:
         cols[nnz] = attr
         vals[nnz] = np.nan
-        return nnz + 1, n_fb, fb_pos, fb_start, fb_end
+        return nnz + 1
     if k == KIND_NUMERIC:
         st, v = parse_number(buf, ts, te)
         if st == NUM_BAD:
@@ -253,24 +250,17 @@ def _store(buf, ts, te, quoted, attr, kinds, table, blob, val_start, val_end, va
             err[2] = ts
             err[3] = te
             err[4] = attr
-            return nnz, n_fb, fb_pos, fb_start, fb_end
+            return nnz
         if st == NUM_FALLBACK:
-            if n_fb >= fb_pos.shape[0]:
-                fb_pos = _grow(fb_pos, n_fb + 1)
-                fb_start = _grow(fb_start, n_fb + 1)
-                fb_end = _grow(fb_end, n_fb + 1)
-            fb_pos[n_fb] = nnz
-            fb_start[n_fb] = ts
-            fb_end[n_fb] = te
-            n_fb += 1
             cols[nnz] = attr
-            vals[nnz] = 1.0
-            return nnz + 1, n_fb, fb_pos, fb_start, fb_end
+            vals[nnz] = np.float64(ts)
+            fb_flag[nnz] = 1
+            return nnz + 1
         if v != 0.0:
             cols[nnz] = attr
             vals[nnz] = v
             nnz += 1
-        return nnz, n_fb, fb_pos, fb_start, fb_end
+        return nnz
     # nominal
     if quoted:
         m = _unescape(buf, ts, te, scratch)
@@ -283,16 +273,16 @@ def _store(buf, ts, te, quoted, attr, kinds, table, blob, val_start, val_end, va
         err[2] = ts
         err[3] = te
         err[4] = attr
-        return nnz, n_fb, fb_pos, fb_start, fb_end
+        return nnz
     c = val_code[g]
     if c != 0:
         cols[nnz] = attr
         vals[nnz] = c
         nnz += 1
-    return nnz, n_fb, fb_pos, fb_start, fb_end
+    return nnz
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _token(buf, p, le, stop2, err, line):
     """Read a token at p (quoted or up to ',' / stop2); returns (ts, te, quoted, p_after)."""
     if p < le and (buf[p] == 39 or buf[p] == 34):
@@ -353,26 +343,151 @@ def _skip_weight(buf, p, le):
 
 
 @njit(cache=True)
+def _fail(err, code, line, s, e, extra):
+    err[0] = code
+    err[1] = line
+    err[2] = s
+    err[3] = e
+    err[4] = extra
+
+
+@njit(cache=True)
+def _sparse_row(buf, p, le, row, line, kinds, table, blob, val_start, val_end, val_attr,
+                val_code, scratch, cols, vals, fb_flag, nnz, last_seen, err):
+    """One ``{i v, j w, ...}`` row starting after ``{``; returns (nnz, has_weight)."""
+    n_attrs = kinds.shape[0]
+    closed = False
+    while True:
+        while p < le and _is_ws(buf[p]):
+            p += 1
+        if p >= le:
+            break
+        c = buf[p]
+        if c == 125:
+            p += 1
+            closed = True
+            break
+        if c == 44:  # an empty entry, e.g. slashdot's "{,3125 1}"
+            p += 1
+            continue
+        if not (48 <= c <= 57):
+            q = p
+            while q < le and not _is_ws(buf[q]) and buf[q] != 44 and buf[q] != 125:
+                q += 1
+            _fail(err, ERR_SPARSE_INDEX, line, p, max(q, p + 1), 0)
+            return nnz, False
+        idx = np.int64(0)
+        s0 = p
+        while p < le and 48 <= buf[p] <= 57:
+            if idx < 1_000_000_000_000:
+                idx = idx * 10 + (np.int64(buf[p]) - 48)
+            p += 1
+        if idx >= n_attrs:
+            _fail(err, ERR_INDEX_RANGE, line, s0, p, idx)
+            return nnz, False
+        if last_seen[idx] == row:
+            _fail(err, ERR_DUPLICATE, line, s0, p, idx)
+            return nnz, False
+        last_seen[idx] = row
+        if p >= le or not _is_ws(buf[p]):
+            _fail(err, ERR_SPARSE_SYNTAX, line, s0, min(p + 1, le), 0)
+            return nnz, False
+        while p < le and _is_ws(buf[p]):
+            p += 1
+        ts, te, quoted, p = _token(buf, p, le, 125, err, line)
+        if err[0] != 0:
+            return nnz, False
+        if te == ts and not quoted:
+            _fail(err, ERR_EMPTY, line, s0, p, idx)
+            return nnz, False
+        nnz = _store(buf, ts, te, quoted, idx, kinds, table, blob, val_start, val_end,
+                     val_attr, val_code, scratch, cols, vals, fb_flag, nnz, err, line)
+        if err[0] != 0:
+            return nnz, False
+        while p < le and _is_ws(buf[p]):
+            p += 1
+        if p < le and buf[p] == 44:
+            p += 1
+        elif p < le and buf[p] == 125:
+            p += 1
+            closed = True
+            break
+        else:
+            _fail(err, ERR_SPARSE_SYNTAX, line, min(p, le), min(p + 1, le), 0)
+            return nnz, False
+    if not closed:
+        _fail(err, ERR_SPARSE_SYNTAX, line, le, le, 0)
+        return nnz, False
+    q = _skip_weight(buf, p, le)
+    if q < 0 or q < le:
+        _fail(err, ERR_TRAILING, line, p, le, 0)
+        return nnz, False
+    return nnz, q > p
+
+
+@njit(cache=True)
+def _dense_row(buf, p, le, line, kinds, table, blob, val_start, val_end, val_attr,
+               val_code, scratch, cols, vals, fb_flag, nnz, err):
+    """One ``v1,v2,...`` row; returns (nnz, has_weight)."""
+    n_attrs = kinds.shape[0]
+    start = p
+    a = 0
+    while True:
+        while p < le and _is_ws(buf[p]):
+            p += 1
+        if a >= n_attrs:
+            if _weight_block(buf, p, le) == le:
+                return nnz, True
+            _fail(err, ERR_TOO_MANY, line, p, le, 0)
+            return nnz, False
+        ts, te, quoted, p = _token(buf, p, le, 44, err, line)
+        if err[0] != 0:
+            return nnz, False
+        if te == ts and not quoted:
+            _fail(err, ERR_EMPTY, line, ts, ts, a)
+            return nnz, False
+        nnz = _store(buf, ts, te, quoted, a, kinds, table, blob, val_start, val_end,
+                     val_attr, val_code, scratch, cols, vals, fb_flag, nnz, err, line)
+        if err[0] != 0:
+            return nnz, False
+        a += 1
+        while p < le and _is_ws(buf[p]):
+            p += 1
+        if p >= le:
+            break
+        if buf[p] != 44:
+            _fail(err, ERR_TRAILING, line, p, le, 0)
+            return nnz, False
+        p += 1
+        if p >= le and a < n_attrs:
+            _fail(err, ERR_EMPTY, line, p, p, a)
+            return nnz, False
+    if a < n_attrs:
+        _fail(err, ERR_TOO_FEW, line, start, le, a)
+    return nnz, False
+
+
+@njit(cache=True)
 def parse_arff_rows(buf, first_line, kinds, blob, val_start, val_end, val_attr, val_code,
                     max_rows, max_entries):
     """Tokenise the ``@data`` section of an ARFF file into attribute-level CSR arrays.
 
-    Dense rows (``v1,v2,...``) and sparse rows (``{i v, j w}``) may be mixed. Values are
-    stored per attribute: the number for a numeric attribute, the index of the declared
-    value for a nominal one (absent = index 0, as in sparse ARFF), NaN for ``?``.
-    Zeros are not stored. Returns ``(indptr, cols, vals, row_line, fb_pos, fb_start,
-    fb_end, n_rows, nnz, n_fb, n_sparse_rows, n_weights, err)``.
+    Dense rows (``v1,v2,...``) and sparse rows (``{i v, j w}``) may be mixed; blank
+    lines and ``%`` comment lines are skipped; a trailing ``,{w}`` instance weight is
+    skipped (and counted). Values are stored per attribute: the number for a numeric
+    attribute, the index of the declared value for a nominal one (absent = index 0, as
+    in sparse ARFF), NaN for ``?``. Zeros are not stored. Returns ``(indptr, cols,
+    vals, row_line, fb_flag, n_rows, nnz, n_sparse_rows, n_weights, err)``; where
+    ``fb_flag`` is set, ``vals`` holds the byte offset of a number for Python's
+    ``float`` to parse.
     """
     n_attrs = kinds.shape[0]
     table = build_nominal_table(blob, val_start, val_end, val_attr)
     indptr = np.zeros(max_rows + 1, dtype=np.int64)
     cols = np.empty(max_entries, dtype=np.int32)
     vals = np.empty(max_entries, dtype=np.float64)
+    fb_flag = np.zeros(max_entries, dtype=np.uint8)
     row_line = np.empty(max_rows, dtype=np.int64)
-    fb_pos = np.empty(64, dtype=np.int64)
-    fb_start = np.empty(64, dtype=np.int64)
-    fb_end = np.empty(64, dtype=np.int64)
-    n_fb = 0
     last_seen = np.full(n_attrs, -1, dtype=np.int64)
     scratch = np.empty(max(buf.shape[0], 1), dtype=np.uint8)
     err = np.zeros(5, dtype=np.int64)
@@ -395,185 +510,23 @@ def parse_arff_rows(buf, first_line, kinds, blob, val_start, val_end, val_attr, 
             le -= 1
         if p < le and buf[p] != 37:
             row_line[row] = line
-            if buf[p] == 123:  # sparse row
+            if buf[p] == 123:
                 n_sparse += 1
-                p += 1
-                closed = False
-                while True:
-                    while p < le and _is_ws(buf[p]):
-                        p += 1
-                    if p >= le:
-                        break
-                    c = buf[p]
-                    if c == 125:
-                        p += 1
-                        closed = True
-                        break
-                    if c == 44:  # an empty entry, e.g. slashdot's "{,3125 1}"
-                        p += 1
-                        continue
-                    if not (48 <= c <= 57):
-                        err[0] = ERR_SPARSE_INDEX
-                        err[1] = line
-                        err[2] = p
-                        q = p
-                        while q < le and not _is_ws(buf[q]) and buf[q] != 44 and buf[q] != 125:
-                            q += 1
-                        err[3] = max(q, p + 1)
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    idx = np.int64(0)
-                    s0 = p
-                    while p < le and 48 <= buf[p] <= 57:
-                        if idx < 10**12:
-                            idx = idx * 10 + (np.int64(buf[p]) - 48)
-                        p += 1
-                    if idx >= n_attrs:
-                        err[0] = ERR_INDEX_RANGE
-                        err[1] = line
-                        err[2] = s0
-                        err[3] = p
-                        err[4] = idx
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    if last_seen[idx] == row:
-                        err[0] = ERR_DUPLICATE
-                        err[1] = line
-                        err[2] = s0
-                        err[3] = p
-                        err[4] = idx
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    last_seen[idx] = row
-                    if p >= le or not _is_ws(buf[p]):
-                        err[0] = ERR_SPARSE_SYNTAX
-                        err[1] = line
-                        err[2] = s0
-                        err[3] = min(p + 1, le)
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    while p < le and _is_ws(buf[p]):
-                        p += 1
-                    ts, te, quoted, p = _token(buf, p, le, 125, err, line)
-                    if err[0] != 0:
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    if te == ts and not quoted:
-                        err[0] = ERR_EMPTY
-                        err[1] = line
-                        err[2] = s0
-                        err[3] = p
-                        err[4] = idx
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    nnz, n_fb, fb_pos, fb_start, fb_end = _store(
-                        buf, ts, te, quoted, idx, kinds, table, blob, val_start, val_end,
-                        val_attr, val_code, scratch, cols, vals, nnz, fb_pos, fb_start,
-                        fb_end, n_fb, err, line)
-                    if err[0] != 0:
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    while p < le and _is_ws(buf[p]):
-                        p += 1
-                    if p < le and buf[p] == 44:
-                        p += 1
-                    elif p < le and buf[p] == 125:
-                        p += 1
-                        closed = True
-                        break
-                    else:
-                        err[0] = ERR_SPARSE_SYNTAX
-                        err[1] = line
-                        err[2] = min(p, le)
-                        err[3] = min(p + 1, le)
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                if not closed:
-                    err[0] = ERR_SPARSE_SYNTAX
-                    err[1] = line
-                    err[2] = le
-                    err[3] = le
-                    return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                            nnz, n_fb, n_sparse, n_weights, err)
-                q = _skip_weight(buf, p, le)
-                if q < 0 or q < le:
-                    err[0] = ERR_TRAILING
-                    err[1] = line
-                    err[2] = p
-                    err[3] = le
-                    return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                            nnz, n_fb, n_sparse, n_weights, err)
-                if q > p:
-                    n_weights += 1
-            else:  # dense row
-                a = 0
-                while True:
-                    while p < le and _is_ws(buf[p]):
-                        p += 1
-                    if a >= n_attrs:
-                        if _weight_block(buf, p, le) == le:
-                            n_weights += 1
-                            break
-                        err[0] = ERR_TOO_MANY
-                        err[1] = line
-                        err[2] = p
-                        err[3] = le
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    ts, te, quoted, p = _token(buf, p, le, 44, err, line)
-                    if err[0] != 0:
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    if te == ts and not quoted:
-                        err[0] = ERR_EMPTY
-                        err[1] = line
-                        err[2] = ts
-                        err[3] = ts
-                        err[4] = a
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    nnz, n_fb, fb_pos, fb_start, fb_end = _store(
-                        buf, ts, te, quoted, a, kinds, table, blob, val_start, val_end,
-                        val_attr, val_code, scratch, cols, vals, nnz, fb_pos, fb_start,
-                        fb_end, n_fb, err, line)
-                    if err[0] != 0:
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    a += 1
-                    while p < le and _is_ws(buf[p]):
-                        p += 1
-                    if p >= le:
-                        break
-                    if buf[p] != 44:
-                        err[0] = ERR_TRAILING
-                        err[1] = line
-                        err[2] = p
-                        err[3] = le
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                    p += 1
-                    if p >= le and a < n_attrs:
-                        err[0] = ERR_EMPTY
-                        err[1] = line
-                        err[2] = p
-                        err[3] = p
-                        err[4] = a
-                        return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                                nnz, n_fb, n_sparse, n_weights, err)
-                if a < n_attrs:
-                    err[0] = ERR_TOO_FEW
-                    err[1] = line
-                    err[2] = pos
-                    err[3] = le
-                    err[4] = a
-                    return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row,
-                            nnz, n_fb, n_sparse, n_weights, err)
+                nnz, w = _sparse_row(buf, p + 1, le, row, line, kinds, table, blob, val_start,
+                                     val_end, val_attr, val_code, scratch, cols, vals, fb_flag,
+                                     nnz, last_seen, err)
+            else:
+                nnz, w = _dense_row(buf, p, le, line, kinds, table, blob, val_start, val_end,
+                                    val_attr, val_code, scratch, cols, vals, fb_flag, nnz, err)
+            if err[0] != 0:
+                break
+            if w:
+                n_weights += 1
             row += 1
             indptr[row] = nnz
         pos = eol + 1
         line += 1
-    return (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, row, nnz, n_fb,
-            n_sparse, n_weights, err)
+    return indptr, cols, vals, row_line, fb_flag, row, nnz, n_sparse, n_weights, err
 
 
 # roles of attributes when expanding attribute-level CSR into X and Y
@@ -700,3 +653,151 @@ def expand_fill(indptr, cols, vals, n_rows, role, outcol, width, one_code, compl
                     y_idx[py] = outcol[a]
                     py += 1
     return x_idx, x_val, y_idx
+
+
+@njit(cache=True)
+def xc_count(buf):
+    """Lines (rows), label entries and feature entries of a chunk of whole XC lines.
+
+    Every line is a row (a blank line is an instance with no label and no feature). A
+    row's first token is its label list when it holds no ``:`` (it is empty when the
+    row starts with a space).
+    """
+    n = buf.shape[0]
+    rows = 0
+    n_lab = 0
+    n_feat = 0
+    pos = 0
+    while pos < n:
+        eol = pos
+        colons = 0
+        while eol < n and buf[eol] != 10:
+            if buf[eol] == 58:
+                colons += 1
+            eol += 1
+        rows += 1
+        n_feat += colons
+        p = pos
+        while p < eol and not (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
+            p += 1
+        field_has_colon = False
+        commas = 0
+        for q in range(pos, p):
+            if buf[q] == 58:
+                field_has_colon = True
+            elif buf[q] == 44:
+                commas += 1
+        if not field_has_colon and p > pos:
+            n_lab += commas + 1
+        pos = eol + 1
+    return rows, n_lab, n_feat
+
+
+@njit(cache=True)
+def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx, x_val,
+            y_indptr, y_idx, fb_pos, fb_off, err):
+    """Parse whole XC lines of ``buf`` into the CSR arrays from row ``row0`` on.
+
+    Blank lines after the last declared row are ignored. Returns ``(rows, px, py,
+    n_fb)``; numbers needing Python's ``float`` are listed in
+    ``fb_pos`` (entry index) / ``fb_off`` (byte offset in ``buf``). On malformed input
+    sets ``err = [code, line, start, end, extra]`` and stops.
+    """
+    n = buf.shape[0]
+    n_rows_max = x_indptr.shape[0] - 1
+    row = row0
+    n_fb = 0
+    pos = 0
+    line = first_line
+    while pos < n:
+        eol = pos
+        while eol < n and buf[eol] != 10:
+            eol += 1
+        le = eol
+        while le > pos and _is_ws(buf[le - 1]):
+            le -= 1
+        blank = True
+        for q in range(pos, le):
+            if not _is_ws(buf[q]):
+                blank = False
+                break
+        if row >= n_rows_max and not blank:
+            _fail(err, ERR_ROW_COUNT, line, pos, le, n_rows_max)
+            return row, px, py, n_fb
+        if row < n_rows_max:
+            p = pos
+            # label field
+            fe = p
+            has_colon = False
+            while fe < le and not (buf[fe] == 32 or buf[fe] == 9):
+                if buf[fe] == 58:
+                    has_colon = True
+                fe += 1
+            if not has_colon:
+                while p < fe:
+                    s = p
+                    lab = np.int64(0)
+                    while p < fe and 48 <= buf[p] <= 57:
+                        if lab < 1_000_000_000_000:
+                            lab = lab * 10 + (np.int64(buf[p]) - 48)
+                        p += 1
+                    if p == s or (p < fe and buf[p] != 44):
+                        q = p
+                        while q < fe and buf[q] != 44:
+                            q += 1
+                        _fail(err, ERR_XC_SYNTAX, line, s, max(q, s + 1), 1)
+                        return row, px, py, n_fb
+                    if lab >= n_labels:
+                        _fail(err, ERR_INDEX_RANGE, line, s, p, 1)
+                        return row, px, py, n_fb
+                    y_idx[py] = lab
+                    py += 1
+                    if p < fe:
+                        p += 1  # the comma
+                        if p == fe:
+                            _fail(err, ERR_XC_SYNTAX, line, p - 1, p, 1)
+                            return row, px, py, n_fb
+            # features
+            while True:
+                while p < le and _is_ws(buf[p]):
+                    p += 1
+                if p >= le:
+                    break
+                s = p
+                f = np.int64(0)
+                while p < le and 48 <= buf[p] <= 57:
+                    if f < 1_000_000_000_000:
+                        f = f * 10 + (np.int64(buf[p]) - 48)
+                    p += 1
+                if p == s or p >= le or buf[p] != 58:
+                    q = s
+                    while q < le and not _is_ws(buf[q]):
+                        q += 1
+                    _fail(err, ERR_XC_SYNTAX, line, s, max(q, s + 1), 2)
+                    return row, px, py, n_fb
+                if f >= n_features:
+                    _fail(err, ERR_INDEX_RANGE, line, s, p, 2)
+                    return row, px, py, n_fb
+                p += 1
+                vs = p
+                while p < le and not _is_ws(buf[p]):
+                    p += 1
+                st, v = parse_number(buf, vs, p)
+                if st == NUM_BAD:
+                    _fail(err, ERR_NUMBER, line, vs, max(p, vs + 1), 2)
+                    return row, px, py, n_fb
+                x_idx[px] = f
+                if st == NUM_FALLBACK:
+                    fb_pos[n_fb] = px
+                    fb_off[n_fb] = vs
+                    n_fb += 1
+                    x_val[px] = 0.0
+                else:
+                    x_val[px] = v
+                px += 1
+            row += 1
+            x_indptr[row] = px
+            y_indptr[row] = py
+        pos = eol + 1
+        line += 1
+    return row, px, py, n_fb

@@ -45,6 +45,7 @@ IDENTIFIER_MIN_VALUES = 20
 _TRUE = {"1", "yes", "true", "y", "t", "+1", "1.0", "on", "pos", "positive"}
 _FALSE = {"0", "no", "false", "n", "f", "-1", "0.0", "off", "neg", "negative"}
 _MEKA_C = re.compile(r"(?:^|[\s:'\"])-C\s+(-?\d+)")
+_NUMBER_CHARS = re.compile(rb"[-+0-9.eE]+")
 _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "%": "%", "n": "\n", "t": "\t", "r": "\r"}
 
 
@@ -398,14 +399,14 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
                             np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64),
                             np.asarray(owners, dtype=np.int64), np.asarray(codes, dtype=np.int64),
                             max_rows, max_entries)
-    (indptr, cols, vals, row_line, fb_pos, fb_start, fb_end, n_rows, nnz, n_fb,
-     n_sparse, n_weights, err) = out
+    indptr, cols, vals, row_line, fb_flag, n_rows, nnz, n_sparse, n_weights, err = out
     if err[0] != K.ERR_OK:
         _kernel_error(err, buf, attrs, path)
-    if n_fb:
+    fb = np.flatnonzero(fb_flag[:nnz])
+    if fb.size:
         mv = memoryview(raw)[header.data_offset:]
-        vals[fb_pos[:n_fb]] = [float(mv[s:e]) for s, e in zip(fb_start[:n_fb].tolist(),
-                                                              fb_end[:n_fb].tolist(), strict=True)]
+        match = _NUMBER_CHARS.match
+        vals[fb] = [float(mv[s:match(mv, s).end()]) for s in vals[fb].astype(np.int64).tolist()]
     return {
         "indptr": indptr[:n_rows + 1].copy(),
         "cols": cols[:nnz].copy(),
@@ -456,7 +457,21 @@ def load_arff(path: str | Path, *, xml: str | Path | bool | None = None,
         Dataset name (default: the file name without suffixes, ``yeast-train``).
     """
     path = Path(path)
-    raw = read_bytes(path)
+    return loads_arff(read_bytes(path), path=path, xml=xml, n_labels=n_labels,
+                      label_columns=label_columns, sparse=sparse,
+                      drop_identifiers=drop_identifiers, name=name)
+
+
+def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bool | None = None,
+               n_labels: int | None = None, label_columns: Sequence[str] | None = None,
+               sparse: bool | None = None, drop_identifiers: bool = True,
+               name: str | None = None) -> Dataset:
+    """:func:`load_arff` on the (decompressed) bytes of an ARFF file.
+
+    ``path`` names the file in error messages and is where a Mulan XML is looked for
+    (``xml=None``); the other parameters are those of :func:`load_arff`.
+    """
+    path = Path(path)
     header = parse_header(raw, path)
     attrs = header.attributes
     labels, label_note = select_labels(header, path, xml=xml, n_labels=n_labels,

@@ -1,0 +1,170 @@
+"""The Extreme Classification Repository's text format (Bhatia et al.), streamed.
+
+::
+
+    3 5 4                  <- header: instances, features, labels
+    0,2 0:0.5 3:1.25       <- labels 0 and 2; feature 0 = 0.5, feature 3 = 1.25
+     1:2                   <- no label (the row starts with a space)
+    3 4:1e-3
+
+Indices are 0-based. Every line is an instance (a blank line has no label and no
+feature); blank lines after the declared number of rows are ignored. The file is read
+twice in chunks of whole lines (first counting, then filling), so memory holds the final
+CSR arrays and one chunk, never the whole text. ``X`` is float64 CSR and ``Y`` uint8 CSR.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlw.dataset import Dataset
+from mlw.io import _kernels as K
+from mlw.io._common import DataFormatError, base_name, decode, open_binary
+
+CHUNK_BYTES = 1 << 22
+_HEADER = re.compile(rb"^\s*(\d+)\s+(\d+)\s+(\d+)\s*$")
+_NUMBER_CHARS = re.compile(rb"[-+0-9.eE]+")
+
+_XC_ERRORS = {
+    K.ERR_ROW_COUNT: "more rows than the {extra} the header declares",
+    K.ERR_INDEX_RANGE: "{what} index {tok} out of range (the header declares {limit})",
+    K.ERR_XC_SYNTAX: "malformed {what} {tok!r}: expected {expected}",
+    K.ERR_NUMBER: "cannot parse {tok!r} as a number",
+}
+
+
+def _chunks(path: Path, skip: int, chunk: int):
+    """(bytes of whole lines, number of the first line) after ``skip`` header bytes."""
+    with open_binary(path) as fh:
+        fh.read(skip)
+        rest = b""
+        line = 2
+        while True:
+            block = fh.read(chunk)
+            if not block:
+                if rest:
+                    yield rest + b"\n", line
+                return
+            block = rest + block
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                rest = block
+                continue
+            whole, rest = block[:cut + 1], block[cut + 1:]
+            yield whole, line
+            line += whole.count(b"\n")
+
+
+def _read_header(path: Path) -> tuple[int, int, int, int]:
+    with open_binary(path) as fh:
+        first = fh.readline(1 << 16)
+    m = _HEADER.match(first.rstrip(b"\r\n"))
+    if not m:
+        raise DataFormatError(path, 1, f"expected the header 'instances features labels', "
+                                       f"found {decode(first[:60]).strip()!r}")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3)), len(first)
+
+
+def _error(err: np.ndarray, chunk: bytes, path: Path, n_features: int, n_labels: int) -> None:
+    code, line, s, e, extra = (int(v) for v in err)
+    tok = decode(chunk[s:e])[:40]
+    what = {1: "label", 2: "feature"}.get(extra, "entry")
+    limit = f"{n_labels} labels" if extra == 1 else f"{n_features} features"
+    expected = ("comma-separated label indices" if extra == 1
+                else "'index:value' feature entries")
+    raise DataFormatError(path, line, _XC_ERRORS[code].format(
+        tok=tok, what=what, limit=limit, expected=expected, extra=extra))
+
+
+def load_xc(path: str | Path, *, name: str | None = None,
+            chunk_bytes: int = CHUNK_BYTES) -> Dataset:
+    """Load an extreme-classification repository text file (optionally .gz/.bz2).
+
+    Raises ``ValueError`` naming the file and line for a bad header, a malformed row,
+    an index beyond the header's counts, a repeated index in a row, or a row count
+    other than the header's.
+    """
+    path = Path(path)
+    n, d, L, header_len = _read_header(path)
+    rows = n_lab = n_feat = 0
+    for chunk, _ in _chunks(path, header_len, chunk_bytes):
+        r, lab, feat = K.xc_count(np.frombuffer(chunk, dtype=np.uint8))
+        rows, n_lab, n_feat = rows + r, n_lab + lab, n_feat + feat
+    if rows < n:
+        raise DataFormatError(path, None, f"the header declares {n} instances but the file "
+                                          f"has only {rows} rows")
+    x_indptr = np.zeros(n + 1, dtype=np.int64)
+    y_indptr = np.zeros(n + 1, dtype=np.int64)
+    # the counts include any (blank) lines beyond the header's rows: an upper bound
+    x_idx = np.empty(n_feat, dtype=np.int32)
+    x_val = np.empty(n_feat, dtype=np.float64)
+    y_idx = np.empty(n_lab, dtype=np.int32)
+    err = np.zeros(5, dtype=np.int64)
+    row = px = py = 0
+    for chunk, first_line in _chunks(path, header_len, chunk_bytes):
+        buf = np.frombuffer(chunk, dtype=np.uint8)
+        fb_pos = np.empty(chunk.count(b":"), dtype=np.int64)
+        fb_off = np.empty_like(fb_pos)
+        row, px, py, n_fb = K.xc_fill(buf, first_line, d, L, row, px, py, x_indptr, x_idx,
+                                      x_val, y_indptr, y_idx, fb_pos, fb_off, err)
+        if err[0] != K.ERR_OK:
+            _error(err, chunk, path, d, L)
+        if n_fb:
+            match = _NUMBER_CHARS.match
+            x_val[fb_pos[:n_fb]] = [float(chunk[o:match(chunk, o).end()])
+                                    for o in fb_off[:n_fb].tolist()]
+    X = sp.csr_matrix((x_val, x_idx, x_indptr), shape=(n, d))
+    Y = sp.csr_matrix((np.ones(n_lab, dtype=np.uint8), y_idx, y_indptr), shape=(n, L))
+    for M, what in ((X, "feature"), (Y, "label")):
+        _check_no_duplicates(M, path, what)
+    X.eliminate_zeros()
+    provenance: dict[str, Any] = {"path": str(path), "format": "xc",
+                                  "header": [n, d, L], "dropped": [], "warnings": []}
+    return Dataset(X, Y, [f"f{j}" for j in range(d)], [f"label_{j}" for j in range(L)],
+                   name or base_name(path), provenance)
+
+
+def _check_no_duplicates(M: sp.csr_matrix, path: Path, what: str) -> None:
+    M.sort_indices()
+    idx = M.indices
+    if idx.size < 2:
+        return
+    same = idx[1:] == idx[:-1]
+    starts = np.zeros(idx.size, dtype=bool)
+    starts[M.indptr[1:-1][M.indptr[1:-1] < idx.size]] = True
+    dup = np.flatnonzero(same & ~starts[1:])
+    if dup.size:
+        row = int(np.searchsorted(M.indptr, dup[0] + 1, side="right") - 1)
+        raise DataFormatError(path, row + 2, f"instance {row} (0-based) "
+                                          f"lists {what} {int(idx[dup[0] + 1])} twice")
+
+
+def sniff_xc(head: bytes) -> bool:
+    """True when the first line is three integers and the second holds ``index:value``."""
+    lines = head.split(b"\n", 2)
+    if len(lines) < 2 or not _HEADER.match(lines[0].rstrip(b"\r")):
+        return False
+    return b":" in lines[1] or not lines[1].strip()
+
+
+def write_xc(dataset: Dataset, path: str | Path) -> None:
+    """Write ``dataset`` in the XC text format (atomically: a temp file, then rename)."""
+    path = Path(path)
+    X = sp.csr_matrix(dataset.X)
+    Y = sp.csr_matrix(dataset.Y)
+    n, d = X.shape
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="ascii") as fh:
+        fh.write(f"{n} {d} {Y.shape[1]}\n")
+        for i in range(n):
+            labs = ",".join(str(j) for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]])
+            feats = " ".join(f"{j}:{v!r}" for j, v in
+                             zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(),
+                                 X.data[X.indptr[i]:X.indptr[i + 1]].tolist(), strict=True))
+            fh.write(f"{labs} {feats}".rstrip() + "\n")
+    tmp.replace(path)
