@@ -1,0 +1,258 @@
+"""LaCovaC, LaCova, ML-C4.5 and the forest as estimators: structure, predictions,
+probabilities, inspection, pickling and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+import mlw
+from mlw_lacovac import MLC45, LaCova, LaCovaC, LaCovaCForest
+from mlw_lacovac import _kernels as K
+
+# Toy data in the spirit of Table 1 of the paper (12 movies; features love, dark;
+# labels crime, horror, drama). The paper's exact table could not be retrieved (the
+# paper text is not in the searchable corpora), so these rows were constructed to
+# have the properties the paper describes for Figure 1: crime and horror are
+# correlated (phi = 0.707 > lambda_12 = 1.96 / sqrt(11) = 0.591), drama is
+# uncorrelated with both (phi = 0), and `dark` separates crime/horror movies.
+#            love dark  crime horror drama
+TOY = np.array([
+    [0, 1, 1, 1, 0],
+    [0, 1, 1, 1, 0],
+    [0, 1, 1, 1, 1],
+    [1, 1, 1, 0, 1],
+    [1, 1, 1, 1, 1],
+    [1, 1, 1, 0, 0],
+    [1, 0, 0, 0, 1],
+    [1, 0, 0, 0, 1],
+    [0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 1],
+    [1, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0],
+])
+TOY_X = TOY[:, :2].astype(float)
+TOY_Y = TOY[:, 2:].astype(np.uint8)
+FEATURES = ["love", "dark"]
+LABELS = ["crime", "horror", "drama"]
+
+
+def _children(tree, v):
+    return list(tree.children[tree.child_ptr[v]:tree.child_ptr[v + 1]])
+
+
+def test_toy_data_gives_the_structure_of_figure_1():
+    model = LaCovaC(min_samples=2).fit(TOY_X, TOY_Y)
+    t = model.tree_
+    # root: vertical split {crime, horror} | {drama}
+    assert t.kind[0] == K.VSPLIT
+    blocks = [t.labels[c].tolist() for c in _children(t, 0)]
+    assert blocks == [[0, 1], [2]]
+    # below {crime, horror}: the horizontal split on dark
+    ch = _children(t, 0)[0]
+    assert t.kind[ch] == K.HSPLIT and FEATURES[t.feature[ch]] == "dark"
+    assert t.threshold[ch] == 0.5
+    # a dark, romantic movie: crime and drama, not horror
+    assert model.predict(np.array([[1.0, 1.0]])).tolist() == [[1, 0, 1]]
+    text = model.to_text(FEATURES, LABELS)
+    assert text.splitlines()[0] == "VS {crime, horror} | {drama} (n=12)"
+    assert "HS dark (n=12)" in text and "dark <= 0.5" in text and "dark > 0.5" in text
+    assert "LEAF {crime, horror} n=6: {}: 1.00" in text
+
+
+def test_lambda_decides_the_vertical_split():
+    # phi(crime, horror) = 0.707: z just below / above 0.707 * sqrt(11) flips the root
+    phi = 24 / np.sqrt(1152)
+    z_edge = phi * np.sqrt(11)
+    below = LaCovaC(min_samples=2, z=z_edge - 1e-6).fit(TOY_X, TOY_Y).tree_
+    above = LaCovaC(min_samples=2, z=z_edge + 1e-6).fit(TOY_X, TOY_Y).tree_
+    assert [below.labels[c].tolist() for c in _children(below, 0)] == [[0, 1], [2]]
+    assert [above.labels[c].tolist() for c in _children(above, 0)] == [[0], [1], [2]]
+
+
+def _all_leaves(model):
+    return model.tree_.leaves
+
+
+@pytest.mark.parametrize("cls", [LaCovaC, LaCova, MLC45])
+def test_leaf_distributions_sum_to_one_and_cover_the_rows(cls):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 5))
+    Y = (rng.random((120, 4)) < 0.3 + 0.3 * (X[:, :1] > 0)).astype(np.uint8)
+    model = cls(min_samples=5).fit(X, Y)
+    for leaf in _all_leaves(model):
+        assert leaf.frequencies.sum() == pytest.approx(1.0)
+        assert leaf.counts.sum() == leaf.n
+        assert len({s.tobytes() for s in leaf.subsets}) == len(leaf.subsets)
+        assert np.all(np.diff(leaf.counts) <= 0)
+    # every label is modelled by exactly one leaf per row
+    reached = model.tree_.route(X)
+    for i in range(len(X)):
+        labs = np.concatenate([model.tree_.leaves[j].labels for j in reached[i] if j >= 0])
+        assert sorted(labs.tolist()) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("cls", [LaCovaC, LaCova, MLC45])
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 3.0])
+def test_joint_distribution_sums_to_one_and_matches_marginals(cls, alpha):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 3))
+    Y = (rng.random((80, 3)) < 0.4).astype(np.uint8)
+    Y[:, 1] |= Y[:, 0]
+    model = cls(min_samples=4, alpha=alpha).fit(X, Y)
+    Xq = rng.normal(size=(7, 3))
+    combos = np.array(list(itertools.product([0, 1], repeat=3)), dtype=np.uint8)
+    P = np.stack([np.exp(model.log_proba_of(Xq, np.repeat(c[None], 7, axis=0)))
+                  for c in combos], axis=1)
+    assert np.allclose(P.sum(axis=1), 1.0)
+    # the marginals are those of the joint distribution
+    assert np.allclose(P @ combos, model.predict_proba(Xq))
+    # the joint decision (concatenated leaf modes) is the most probable label vector
+    # (for alpha <= 1 an unseen subset can never outweigh an observed one)
+    got = np.exp(model.log_proba_of(Xq, model.predict(Xq)))
+    if alpha <= 1.0:
+        assert np.allclose(got, P.max(axis=1))
+    assert np.all(got > 0)
+
+
+def test_mode_is_the_most_frequent_subset_of_the_leaf():
+    X = np.zeros((6, 1))
+    Y = np.array([[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [1, 1]], np.uint8)
+    model = LaCovaC(min_samples=1).fit(X, Y)  # X constant: one leaf (after VS?)
+    assert model.predict(np.zeros((2, 1))).tolist() == [[1, 0], [1, 0]]
+    P = model.predict_proba(np.zeros((1, 1)))[0]
+    # alpha = 1: (c_j + q_j) / (n + 1) with q_j = (c_j + 1) / (n + 2)
+    c = np.array([4, 3])
+    assert np.allclose(P, (c + (c + 1) / 8) / 7)
+
+
+def test_all_labels_constant_gives_a_single_pure_leaf():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    Y = np.zeros((20, 3), np.uint8)
+    Y[:, 1] = 1
+    model = LaCovaC().fit(X, Y)
+    assert model.tree_.n_nodes == 1 and model.n_leaves_ == 1
+    assert model.predict(X[:4]).tolist() == [[0, 1, 0]] * 4
+
+
+@pytest.mark.parametrize("cls", [LaCovaC, LaCova, MLC45, LaCovaCForest])
+def test_bad_input_is_rejected_with_one_line_errors(cls):
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    Y = (X > 0).astype(np.uint8)
+    with pytest.raises(ValueError, match="at least 2 training instances"):
+        cls().fit(X[:1], Y[:1])
+    with pytest.raises(ValueError, match="min_samples=11 is larger than the number"):
+        cls(min_samples=11).fit(X, Y)
+    with pytest.raises(ValueError, match="min_samples must be an integer"):
+        cls(min_samples=0).fit(X, Y)
+    with pytest.raises(ValueError, match="alpha"):
+        cls(alpha=-1.0).fit(X, Y)
+    with pytest.raises(ValueError, match="max_bins"):
+        cls(max_bins=1).fit(X, Y)
+    model = cls(min_samples=2).fit(X, Y)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(np.zeros((2, 3)))
+    with pytest.raises(ValueError):
+        model.log_proba_of(X, Y[:, :1])
+
+
+@pytest.mark.parametrize("cls", [LaCovaC, LaCova, MLC45])
+def test_sparse_and_dense_input_grow_the_same_tree(cls):
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 3, (150, 12)).astype(float)
+    X[rng.random(X.shape) < 0.5] = 0.0
+    Y = (rng.random((150, 5)) < 0.2 + 0.5 * (X[:, :5] > 1)).astype(np.uint8)
+    dense = cls(min_samples=3, max_bins=None).fit(X, Y)
+    sparse = cls(min_samples=3, max_bins=None).fit(sp.csr_matrix(X), sp.csr_matrix(Y))
+    assert dense.tree_.n_nodes == sparse.tree_.n_nodes
+    assert np.array_equal(dense.tree_.kind, sparse.tree_.kind)
+    assert np.array_equal(dense.tree_.feature, sparse.tree_.feature)
+    # a zero/non-zero block can put the threshold on either side of a gap; the
+    # partition of the training rows is what must agree
+    assert np.array_equal(dense.predict(X), sparse.predict(sp.csr_matrix(X)))
+    assert np.allclose(dense.predict_proba(X), sparse.predict_proba(sp.csr_matrix(X)))
+
+
+def test_lacova_splits_vertically_only_for_independent_labels():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 2))
+    indep = (rng.random((400, 3)) < 0.5).astype(np.uint8)
+    t = LaCova(min_samples=5).fit(X, indep).tree_
+    assert t.kind[0] == K.VSPLIT
+    assert [t.labels[c].tolist() for c in _children(t, 0)] == [[0], [1], [2]]
+    a = (X[:, 0] > 0).astype(np.uint8)
+    dep = np.stack([a, a, 1 - a], axis=1)
+    dep[rng.random(400) < 0.1, 1] ^= 1
+    t2 = LaCova(min_samples=5).fit(X, dep).tree_
+    assert t2.kind[0] == K.HSPLIT and t2.feature[0] == 0
+
+
+def test_ml_c45_never_splits_vertically_and_stops_without_gain():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3))
+    Y = (rng.random((200, 4)) < 0.3).astype(np.uint8)
+    Y[:, 0] = X[:, 1] > 0
+    t = MLC45().fit(X, Y).tree_
+    assert not np.any(t.kind == K.VSPLIT)
+    assert t.kind[0] == K.HSPLIT and t.feature[0] == 1
+    # no information in X at all -> no split
+    assert MLC45().fit(np.zeros((50, 2)), Y[:50]).tree_.n_nodes == 1
+
+
+@pytest.mark.parametrize("cls", [LaCovaC, LaCovaCForest])
+def test_pickle_round_trip_and_clone(cls):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 4))
+    Y = (rng.random((60, 3)) < 0.4).astype(np.uint8)
+    model = cls(min_samples=3).fit(X, Y)
+    again = pickle.loads(pickle.dumps(model))
+    assert np.array_equal(again.predict(X), model.predict(X))
+    assert np.array_equal(again.predict_proba(X), model.predict_proba(X))
+    assert np.array_equal(again.log_proba_of(X, Y), model.log_proba_of(X, Y))
+    fresh = clone(model)
+    assert fresh.get_params() == model.get_params() and not hasattr(fresh, "n_labels_")
+
+
+def test_forest_is_reproducible_and_averages_trees():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(150, 6))
+    Y = (rng.random((150, 4)) < 0.3 + 0.4 * (X[:, :4] > 0)).astype(np.uint8)
+    f1 = LaCovaCForest(n_estimators=5, random_state=1).fit(X, Y)
+    f2 = LaCovaCForest(n_estimators=5, random_state=1).fit(X, Y)
+    assert np.array_equal(f1.predict_proba(X), f2.predict_proba(X))
+    assert len(f1.trees_) == 5
+    from mlw_lacovac._leaves import predict_marginals, predict_modes
+
+    per_tree = [predict_marginals(t, m, X, 4) for t, m in zip(f1.trees_, f1.leaf_models_)]
+    assert np.allclose(f1.predict_proba(X), np.mean(per_tree, axis=0))
+    votes = np.stack([predict_modes(t, m, X, 4) for t, m in zip(f1.trees_, f1.leaf_models_)])
+    pred = f1.predict(X)
+    for i in range(len(X)):  # the predicted vector got the most votes
+        count = {}
+        for v in votes[:, i]:
+            count[v.tobytes()] = count.get(v.tobytes(), 0) + 1
+        assert count[pred[i].tobytes()] == max(count.values())
+    lp = f1.log_proba_of(X, Y)
+    assert np.all(lp <= 0) and np.all(np.isfinite(lp))
+
+
+def test_registered_learners_build_through_mlw():
+    for name, cls in [("lacovac", LaCovaC), ("lacova", LaCova), ("ml_c45", MLC45),
+                      ("lacovac_forest", LaCovaCForest)]:
+        assert isinstance(mlw.get_learner(name), cls)
+    spec = mlw.list_learners()["lacovac"]
+    assert spec.tags.joint and spec.tags.log_proba and spec.tags.sparse_input
+
+
+def test_to_text_limits_and_checks_names():
+    model = LaCovaC(min_samples=2).fit(TOY_X, TOY_Y)
+    assert model.to_text().splitlines()[0] == "VS {y0, y1} | {y2} (n=12)"
+    short = model.to_text(FEATURES, LABELS, max_depth=1)
+    assert "... (n=12)" in short
+    with pytest.raises(ValueError, match="feature names"):
+        model.to_text(["a"], LABELS)
