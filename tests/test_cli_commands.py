@@ -1,0 +1,324 @@
+"""The ``mlw`` command end to end: the --json contract, tables, exit codes 0/2/1,
+--save/predict, and plugin discovery through real entry points (the template plugin).
+
+In-process tests (``CliRunner``) use the fixture plugins; subprocess tests run the
+installed command with the real entry points."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import mlw
+import numpy as np
+import pytest
+from mlw_cli.main import app
+from typer.testing import CliRunner
+
+CONTRACT_KEYS = {"learner", "params", "dataset", "n_train", "n_test", "n_features", "n_labels",
+                 "metrics", "fit_seconds", "predict_seconds"}
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def one_json(stdout: str) -> dict:
+    """stdout holds exactly one JSON document (and nothing else)."""
+    obj = json.loads(stdout)
+    assert stdout.strip().count("\n") == 0
+    return obj
+
+
+# --- plugin discovery through real entry points (subprocess) ----------------------------------
+def test_list_plugins_json_shows_the_template_plugin(run_mlw) -> None:
+    proc = run_mlw("list-plugins", "--json")
+    assert proc.returncode == 0, proc.stderr
+    plugins = {p["name"]: p for p in json.loads(proc.stdout)}
+    template = plugins["template"]
+    assert template["distribution"] == "mlw-plugin-template"
+    assert template["status"] == "ok" and template["version"] == "0.1.0"
+    assert template["registers"] == {"learner": ["template_centroid"],
+                                     "metric": ["cardinality_error"]}
+    assert {"mlw.loaders", "mlw.metrics", "mlw.thresholds"} <= set(plugins)
+    assert all(p["builtin"] for n, p in plugins.items() if n.startswith("mlw."))
+
+
+def test_fit_with_the_template_learner_prints_the_contract(run_mlw) -> None:
+    proc = run_mlw("fit", "--learner", "template_centroid", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = one_json(proc.stdout)
+    assert CONTRACT_KEYS <= set(out)
+    assert (out["learner"], out["dataset"]) == ("template_centroid", "emotions")
+    assert (out["n_train"], out["n_test"], out["n_features"], out["n_labels"]) == (391, 202,
+                                                                                   72, 6)
+    assert out["params"] == {"threshold": "pcut"}
+    assert out["metrics"]["f1_micro"] > 0.5  # measured 0.601 on emotions' test split
+    assert "cardinality_error" in out["metrics"]  # the template's metric is registered too
+    assert out["fit_seconds"] >= 0 and out["predict_seconds"] >= 0
+    assert "folds" not in out
+
+
+def test_disabled_template_is_listed_as_disabled_and_unknown_to_fit(run_mlw) -> None:
+    env = {"MLW_DISABLE_PLUGINS": "template"}
+    proc = run_mlw("list-plugins", "--json", env=env)
+    template = next(p for p in json.loads(proc.stdout) if p["name"] == "template")
+    assert (template["status"], template["error"]) == ("disabled",
+                                                       "disabled by MLW_DISABLE_PLUGINS")
+    proc = run_mlw("fit", "--learner", "template_centroid", env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: unknown learner 'template_centroid'")
+    assert proc.stdout == ""
+
+
+# --- the fit contract (in-process, fixture plugins) -----------------------------------------
+def test_fit_holdout_on_mulan_files(install_plugins, mulan_dir) -> None:
+    install_plugins(good="mlwtest_good")
+    result = invoke("fit", "--learner", "fixture_prior", "--data",
+                    str(mulan_dir / "yeast-train.arff"), "--test",
+                    str(mulan_dir / "yeast-test.arff"), "--json", "-m", "hamming_loss,f1_micro")
+    assert result.exit_code == 0, result.stderr
+    out = one_json(result.stdout)
+    assert (out["dataset"], out["n_train"], out["n_test"], out["n_features"],
+            out["n_labels"]) == ("yeast-train", 1500, 917, 103, 14)
+    assert list(out["metrics"]) == ["hamming_loss", "f1_micro"]
+    # the prior at 0.5 predicts exactly the labels present in more than half the rows
+    tr = mlw.load_dataset(mulan_dir / "yeast-train.arff")
+    te = mlw.load_dataset(mulan_dir / "yeast-test.arff")
+    model = mlw.get_learner("fixture_prior").fit(tr.X, tr.Y)
+    assert out["metrics"]["hamming_loss"] == pytest.approx(
+        mlw.evaluate(te.Y, model.predict(te.X), metrics=["hamming_loss"])["hamming_loss"])
+
+
+def test_fit_cv_reports_fold_means_and_each_fold(install_plugins) -> None:
+    install_plugins(good="mlwtest_good")
+    result = invoke("fit", "-l", "fixture_prior", "--cv", "4", "--seed", "3", "--json",
+                    "--param", "smoothing=2")
+    assert result.exit_code == 0, result.stderr
+    out = one_json(result.stdout)
+    assert CONTRACT_KEYS | {"folds"} <= set(out)
+    assert out["params"] == {"threshold": "fixed", "smoothing": 2.0}
+    assert len(out["folds"]) == 4 and out["evaluation"] == "4-fold cv" and out["seed"] == 3
+    for name, value in out["metrics"].items():
+        assert value == pytest.approx(np.mean([f["metrics"][name] for f in out["folds"]]))
+    # CV on the bundled dataset runs over its train and test splits joined (593 rows)
+    assert sum(f["n_test"] for f in out["folds"]) == 593
+    assert {f["fold"] for f in out["folds"]} == {0, 1, 2, 3}
+
+
+def test_fit_on_a_single_file_defaults_to_10_fold_cv(install_plugins, mulan_dir) -> None:
+    install_plugins(good="mlwtest_good")
+    result = invoke("fit", "-l", "fixture_prior", "--data",
+                    str(mulan_dir / "emotions-train.arff"), "--json", "-m", "hamming_loss")
+    assert result.exit_code == 0
+    assert len(one_json(result.stdout)["folds"]) == 10
+    assert "note: no --test or --cv given: 10-fold cross-validation" in result.stderr
+
+
+def test_fit_table_goes_to_stdout_without_json(install_plugins) -> None:
+    install_plugins(good="mlwtest_good")
+    result = invoke("fit", "-l", "fixture_prior", "-m", "hamming_loss,f1_micro")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0] == ("fixture_prior on emotions: train emotions-train, test emotions-test")
+    assert any(line.split()[1:3] == ["hamming_loss", "0.3218"] or
+               ("hamming_loss" in line and "lower" in line) for line in lines)
+    assert lines[-1].startswith("391 train / 202 test instances, 72 features, 6 labels")
+
+
+def test_threshold_option_sets_the_learner_parameter(install_plugins) -> None:
+    install_plugins(good="mlwtest_good")
+    result = invoke("fit", "-l", "fixture_prior", "--threshold", "cardinality", "--json",
+                    "-m", "hamming_loss")
+    assert result.exit_code == 0, result.stderr
+    assert one_json(result.stdout)["params"]["threshold"] == "cardinality"
+
+
+class _ExtraPlugin:
+    """In-process extras: a learner that crashes and one with a text form."""
+
+    @staticmethod
+    @mlw.hookimpl
+    def mlw_register_learners(register):
+        from mlwtest_good import PriorLearner
+
+        class Crashing(PriorLearner):
+            def _fit(self, X, Y):
+                raise RuntimeError("bug inside the learner")
+
+        class Explained(PriorLearner):
+            def to_text(self):
+                return "prior: " + " ".join(f"{p:.2f}" for p in self.prior_)
+
+        register(mlw.LearnerSpec("fixture_crash", Crashing, "raises in fit"))
+        register(mlw.LearnerSpec("fixture_text", Explained, "has to_text"))
+
+
+def test_internal_failure_exits_1(install_plugins) -> None:
+    pm = install_plugins(good="mlwtest_good")
+    pm.register(_ExtraPlugin(), name="extra")
+    result = invoke("fit", "-l", "fixture_crash", "--json")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == ("internal error: RuntimeError: bug inside the learner (set "
+                             "MLW_DEBUG=1 for the traceback)\n")
+
+
+def test_show_model_prints_the_text_form(install_plugins) -> None:
+    pm = install_plugins(good="mlwtest_good")
+    pm.register(_ExtraPlugin(), name="extra")
+    result = invoke("fit", "-l", "fixture_text", "--show-model", "-m", "hamming_loss")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1].startswith("prior: 0.")
+    result = invoke("fit", "-l", "fixture_prior", "--show-model", "-m", "hamming_loss")
+    assert "note: learner 'fixture_prior' has no text form" in result.stderr
+    with_json = invoke("fit", "-l", "fixture_text", "--show-model", "--json", "-m",
+                       "hamming_loss")
+    one_json(with_json.stdout)  # the text goes to stderr, the JSON stays alone
+    assert "prior: 0." in with_json.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-l", "fixture_pior"], "error: unknown learner 'fixture_pior'; did you mean "
+                             "'fixture_prior'?"),
+    (["-l", "fixture_prior", "--param", "smoothng=1"],
+     "error: learner 'fixture_prior' has no parameter 'smoothng'; did you mean 'smoothing'?"),
+    (["-l", "fixture_prior", "--param", "smoothing=lots"],
+     "error: --param smoothing=lots: expected a number"),
+    (["-l", "fixture_prior", "--threshold", "pcutt"],
+     "error: unknown threshold 'pcutt'; did you mean 'pcut'?"),
+    (["-l", "fixture_prior", "-m", "hamming,f1_micro"], "error: unknown metric 'hamming'"),
+    (["-l", "fixture_prior", "--cv", "3", "--test", "x.arff"],
+     "error: give either --test (hold-out) or --cv (cross-validation), not both"),
+    (["-l", "fixture_prior", "--cv", "1"], "error: --cv must be at least 2, got 1"),
+    (["-l", "fixture_prior", "--data", "nosuch"],
+     "error: --data 'nosuch' is neither a file nor a bundled dataset (bundled: emotions)"),
+    (["-l", "fixture_prior", "--data", "missing/file.arff"],
+     "error: --data missing/file.arff: no such file"),
+    (["-l", "fixture_prior", "--save", "no/such/dir/m.mlw"],
+     "error: --save no/such/dir/m.mlw: folder no/such/dir does not exist"),
+])
+def test_bad_input_exits_2_with_one_line(install_plugins, args, message) -> None:
+    install_plugins(good="mlwtest_good")
+    result = invoke("fit", *args, "--json")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(message)
+    assert result.stderr.count("\n") == 1
+
+
+def test_malformed_data_file_exits_2_naming_the_file(install_plugins, tmp_path) -> None:
+    install_plugins(good="mlwtest_good")
+    bad = tmp_path / "bad.arff"
+    bad.write_text("@relation 'bad: -C 2'\n@attribute a {0,1}\n@attribute b {0,1}\n"
+                   "@attribute x numeric\n@data\n0,1,2.5\n1,0\n")
+    result = invoke("fit", "-l", "fixture_prior", "--data", str(bad), "--cv", "2")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ") and "bad.arff" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_usage_error_exits_2() -> None:
+    result = CliRunner().invoke(app, ["fit"])
+    assert result.exit_code == 2
+    assert "Missing option '--learner'" in result.output
+
+
+# --- save and predict ---
+def test_save_then_predict_writes_label_csv(install_plugins, tmp_path, mulan_dir) -> None:
+    install_plugins(good="mlwtest_good")
+    model_path = tmp_path / "prior.mlw"
+    result = invoke("fit", "-l", "fixture_prior", "--save", str(model_path), "--json",
+                    "-m", "hamming_loss")
+    assert result.exit_code == 0 and model_path.exists()
+    header = mlw.persistence.read_header(model_path)
+    assert header["learner"] == "fixture_prior"
+    assert header["metadata"]["dataset"] == "emotions"
+    assert header["plugins"]["mlw-good"] == "1.0.0"
+
+    out = tmp_path / "pred.csv"
+    result = invoke("predict", "--model", str(model_path), "--data",
+                    str(mulan_dir / "emotions-test.arff"), "--out", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    rows = list(csv.reader(io.StringIO(out.read_text())))
+    test = mlw.load_dataset(mulan_dir / "emotions-test.arff")
+    assert rows[0] == list(test.label_names)
+    model = mlw.persistence.load_model(model_path)
+    np.testing.assert_array_equal(np.array(rows[1:], dtype=np.uint8), model.predict(test.X))
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
+
+    to_stdout = invoke("predict", "--model", str(model_path), "--data",
+                       str(mulan_dir / "emotions-test.arff"))
+    assert to_stdout.stdout == out.read_text()
+
+
+def test_predict_rejects_bad_inputs(install_plugins, tmp_path, mulan_dir) -> None:
+    install_plugins(good="mlwtest_good")
+    model_path = tmp_path / "prior.mlw"
+    invoke("fit", "-l", "fixture_prior", "--save", str(model_path), "-m", "hamming_loss")
+    result = invoke("predict", "--model", str(model_path), "--data",
+                    str(mulan_dir / "yeast-test.arff"))
+    assert result.exit_code == 2
+    assert result.stderr.endswith("yeast-test.arff has 103 features but the model was "
+                                  "fitted on 72\n")
+    not_model = tmp_path / "x.mlw"
+    not_model.write_text("hello")
+    result = invoke("predict", "--model", str(not_model), "--data",
+                    str(mulan_dir / "emotions-test.arff"))
+    assert (result.exit_code, result.stderr) == (
+        2, f"error: {not_model}: not an mlw model file (no MLWMODEL header)\n")
+    # a model whose plugin is gone is refused clearly
+    install_plugins()
+    result = invoke("predict", "--model", str(model_path), "--data",
+                    str(mulan_dir / "emotions-test.arff"))
+    assert result.exit_code == 2
+    assert "needs the plugin distribution 'mlw-good' (version 1.0.0)" in result.stderr
+
+
+# --- datasets and version ---
+def test_datasets_json_lists_bundled_loaders_and_generators(install_plugins) -> None:
+    install_plugins(good="mlwtest_good")
+    result = invoke("datasets", "--json")
+    assert result.exit_code == 0
+    out = one_json(result.stdout)
+    assert set(out) == {"bundled", "loaders", "generators"}
+    assert "emotions" in [b["name"] for b in out["bundled"]]
+    loaders = {d["name"]: d for d in out["loaders"]}
+    assert ".arff" in loaders["arff"]["suffixes"] and loaders["arff"]["plugin"] == "mlw.loaders"
+    assert loaders["fixture_format"]["plugin"] == "good"
+    assert [g["name"] for g in out["generators"]] == ["fixture_blobs"]
+    table = invoke("datasets")
+    assert "emotions" in table.stdout and "fixture_blobs" in table.stdout
+
+
+def test_version_lists_mlw_and_plugins(install_plugins) -> None:
+    install_plugins(good="mlwtest_good")
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("mlw 0.1.0") and "mlw-good 1.0.0" in result.stdout
+
+
+def test_broken_plugins_are_listed_with_the_reason(install_plugins) -> None:
+    install_plugins(good="mlwtest_good", bad="mlwtest_import_error",
+                    zz_dup="mlwtest_duplicate")
+    result = invoke("list-plugins", "--json")
+    status = {p["name"]: (p["status"], p["error"]) for p in one_json(result.stdout)}
+    assert status["good"] == ("ok", None)
+    assert status["bad"][0] == "broken" and "ImportError" in status["bad"][1]
+    assert status["zz_dup"] == ("broken", "learner 'fixture_prior' is registered by both "
+                                          "plugin 'good' (mlw-good) and plugin 'zz_dup' "
+                                          "(mlw-zz_dup)")
+    table = invoke("list-plugins")
+    assert table.exit_code == 0
+    assert "broken" in table.stdout and "not-installed-anywhere" in table.stdout
+
+
+def test_json_has_no_nan(install_plugins, tmp_path) -> None:
+    """A metric that is NaN (undefined) is written as null: the output stays valid JSON."""
+    install_plugins(good="mlwtest_good")
+    result = invoke("fit", "-l", "fixture_prior", "--json")
+    assert "NaN" not in result.stdout
+    json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"JSON constant {c}"))
+

@@ -1,0 +1,48 @@
+"""``--param key=value``: typed by the default of the learner's parameter."""
+
+from __future__ import annotations
+
+import pytest
+from mlw_cli.params import parse_params, parse_value
+
+KNOWN = {"k": 10, "alpha": 1.0, "top_label": True, "threshold": "pcut", "order": None,
+         "layers": [1, 2], "shape": (1, 2), "options": {}, "base": object()}
+
+
+@pytest.mark.parametrize("key, text, expected", [
+    ("k", "25", 25), ("k", "0.5", 0.5), ("alpha", "1e-3", 1e-3), ("alpha", "3", 3.0),
+    ("top_label", "false", False), ("top_label", "YES", True), ("top_label", "1", True),
+    ("threshold", "cardinality", "cardinality"), ("threshold", "12", "12"),
+    ("order", "[3, 1, 2]", [3, 1, 2]), ("order", "random", "random"), ("order", "7", 7),
+    ("order", "true", True), ("layers", "[4, 5]", [4, 5]), ("shape", "[3, 4]", (3, 4)),
+    ("options", '{"a": 1}', {"a": 1}), ("base", "decision_tree", "decision_tree"),
+    ("k", "none", None), ("alpha", "null", None), ("threshold", "None", None),
+])
+def test_values_follow_the_type_of_the_default(key, text, expected) -> None:
+    value = parse_value(key, text, KNOWN[key])
+    assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize("key, text, message", [
+    ("k", "ten", "--param k=ten: expected an integer"),
+    ("alpha", "x", "--param alpha=x: expected a number"),
+    ("top_label", "maybe", "--param top_label=maybe: expected true or false"),
+    ("layers", "4,5", "--param layers=4,5: expected a JSON list such as [1, 2]"),
+])
+def test_bad_values_are_one_line_errors(key, text, message) -> None:
+    with pytest.raises(ValueError) as exc:
+        parse_value(key, text, KNOWN[key])
+    assert str(exc.value) == message
+
+
+def test_parse_params_names_the_unknown_key_with_suggestions() -> None:
+    assert parse_params("x", KNOWN, ["k=3", "threshold = fixed".replace(" ", "")]) == {
+        "k": 3, "threshold": "fixed"}
+    with pytest.raises(ValueError, match=r"learner 'x' has no parameter 'alpah'; did you mean "
+                                         r"'alpha'\? \(parameters: k, alpha, "):
+        parse_params("x", KNOWN, ["alpah=2"])
+    with pytest.raises(ValueError, match="--param expects key=value, got 'k'"):
+        parse_params("x", KNOWN, ["k"])
+    with pytest.raises(ValueError, match="--param k is given twice"):
+        parse_params("x", KNOWN, ["k=1", "k=2"])
+    assert parse_params("x", KNOWN, ["threshold=a=b"]) == {"threshold": "a=b"}
