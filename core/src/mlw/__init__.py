@@ -3,6 +3,7 @@
 >>> import mlw
 >>> train = mlw.load_dataset("emotions")                      # doctest: +SKIP
 >>> learner = mlw.get_learner("br").fit(train.X, train.Y)     # doctest: +SKIP
+>>> mlw.cross_validate(mlw.get_learner("br"), train, k=5).metrics  # doctest: +SKIP
 """
 
 from mlw.api import (
@@ -22,6 +23,22 @@ from mlw.hookspecs import hookimpl
 from mlw.io import load_dataset
 from mlw.learner import MultiLabelLearner
 from mlw.metrics.context import EvalContext
+from mlw.model_selection import (
+    EvaluationResult,
+    FoldResult,
+    IterativeStratifiedKFold,
+    cross_validate,
+    holdout,
+    iterative_stratification,
+)
+from mlw.persistence import (
+    ModelFileError,
+    ModelVersionError,
+    ModelVersionWarning,
+    load_model,
+    read_header,
+    save_model,
+)
 from mlw.plugins import PluginInfo, UnknownNameError
 from mlw.registry import (
     GeneratorSpec,
@@ -38,6 +55,12 @@ __version__ = "0.1.0"
 __all__ = [
     "Dataset",
     "EvalContext",
+    "EvaluationResult",
+    "FoldResult",
+    "IterativeStratifiedKFold",
+    "ModelFileError",
+    "ModelVersionError",
+    "ModelVersionWarning",
     "GeneratorSpec",
     "LearnerSpec",
     "LearnerTags",
@@ -48,11 +71,14 @@ __all__ = [
     "RegistrationError",
     "ThresholdSpec",
     "UnknownNameError",
+    "cross_validate",
     "evaluate",
     "generate_dataset",
     "get_learner",
     "get_threshold",
+    "holdout",
     "hookimpl",
+    "iterative_stratification",
     "list_generators",
     "list_learners",
     "list_loaders",
@@ -60,4 +86,7 @@ __all__ = [
     "list_plugins",
     "list_thresholds",
     "load_dataset",
+    "load_model",
+    "read_header",
+    "save_model",
 ]
