@@ -79,6 +79,10 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
     n_q = q_indptr.shape[0] - 1
     n_t = t_norms.shape[0]
     use_mask = allowed.shape[0] == n_t
+    t_inv = np.zeros(n_t, dtype=np.float64)
+    for r in range(n_t):
+        if t_norms[r] > 0.0:
+            t_inv[r] = 1.0 / t_norms[r]
     idx = np.full((n_q, k), -1, dtype=np.int32)
     sim = np.zeros((n_q, k), dtype=np.float64)
     chunk = (n_q + n_chunks - 1) // n_chunks
@@ -96,34 +100,52 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
             nq = q_norms[i]
             if nq == 0.0:
                 continue
-            nt = 0
-            for p in range(q_indptr[i], q_indptr[i + 1]):
-                j = q_indices[p]
-                v = q_data[p]
-                for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
-                    r = t_col_rows[pp]
-                    if seen[r] == 0:
-                        seen[r] = 1
-                        touched[nt] = r
-                        nt += 1
-                    acc[r] += v * t_col_data[pp]
+            inv_nq = 1.0 / nq
             own = i + self_offset if self_offset >= 0 else -1
             count = 0
-            for q in range(nt):
-                r = touched[q]
-                d = acc[r]
-                acc[r] = 0.0
-                seen[r] = 0
-                if r == own:
-                    continue
-                if use_mask and allowed[r] == 0:
-                    continue
-                tn = t_norms[r]
-                if tn == 0.0:
-                    continue
-                s = d / (nq * tn)
-                if s > 0.0:
-                    count = _insert_topk(bi, bs, count, k, r, s)
+            work = 0
+            for p in range(q_indptr[i], q_indptr[i + 1]):
+                j = q_indices[p]
+                work += t_col_indptr[j + 1] - t_col_indptr[j]
+            if 2 * work >= n_t:
+                # dense mode: most rows are touched, so scan them all afterwards
+                for p in range(q_indptr[i], q_indptr[i + 1]):
+                    j = q_indices[p]
+                    v = q_data[p]
+                    for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
+                        acc[t_col_rows[pp]] += v * t_col_data[pp]
+                for r in range(n_t):
+                    d = acc[r]
+                    if d == 0.0:
+                        continue
+                    acc[r] = 0.0
+                    if r == own or (use_mask and allowed[r] == 0):
+                        continue
+                    s = d * inv_nq * t_inv[r]
+                    if s > 0.0:
+                        count = _insert_topk(bi, bs, count, k, r, s)
+            else:
+                nt = 0
+                for p in range(q_indptr[i], q_indptr[i + 1]):
+                    j = q_indices[p]
+                    v = q_data[p]
+                    for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
+                        r = t_col_rows[pp]
+                        if seen[r] == 0:
+                            seen[r] = 1
+                            touched[nt] = r
+                            nt += 1
+                        acc[r] += v * t_col_data[pp]
+                for q in range(nt):
+                    r = touched[q]
+                    d = acc[r]
+                    acc[r] = 0.0
+                    seen[r] = 0
+                    if r == own or (use_mask and allowed[r] == 0):
+                        continue
+                    s = d * inv_nq * t_inv[r]
+                    if s > 0.0:
+                        count = _insert_topk(bi, bs, count, k, r, s)
             for q in range(count):
                 idx[i, q] = bi[q]
                 sim[i, q] = bs[q]
@@ -176,7 +198,7 @@ def feature_label_topk(x_col_indptr, x_col_rows, x_col_data, f_norms,
                 ln = l_norms[lab]
                 if ln == 0.0:
                     continue
-                s = d / (fn * ln)
+                s = d * (1.0 / fn) * (1.0 / ln)
                 if s > 0.0:
                     count = _insert_topk(bi, bs, count, k, lab, s)
             for q in range(count):

@@ -1,0 +1,107 @@
+"""conf_INS, conf_FL, LCIF and LCIF2 on a hand-made 8-instance example, against a
+direct transcription of the paper's formulas (naive_lcif) and a few hand-computed
+numbers."""
+
+from __future__ import annotations
+
+import naive_lcif as naive
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlw_lcif import LCIF, LCIF2, FeatureKNN, InstanceKNN
+
+# 8 training instances, 5 features already in [0, 1] (every column reaches 1, so the
+# scaling to [0, 1] leaves them unchanged), 4 labels.
+X8 = np.array([
+    [1.0, 0.5, 0.0, 0.0, 0.0],
+    [1.0, 0.0, 0.5, 0.0, 0.0],
+    [0.5, 1.0, 0.0, 0.0, 0.5],
+    [0.0, 1.0, 1.0, 0.0, 0.0],
+    [0.0, 0.0, 1.0, 0.5, 0.0],
+    [0.0, 0.0, 0.5, 1.0, 1.0],
+    [0.0, 0.5, 0.0, 1.0, 0.0],
+    [0.5, 0.0, 0.0, 0.0, 1.0],
+])
+Y8 = np.array([
+    [1, 0, 0, 0],
+    [1, 1, 0, 0],
+    [1, 0, 1, 0],
+    [0, 1, 1, 0],
+    [0, 1, 0, 0],
+    [0, 0, 0, 1],
+    [0, 0, 1, 1],
+    [1, 0, 0, 1],
+], dtype=np.uint8)
+Q3 = np.array([
+    [1.0, 0.5, 0.5, 0.0, 0.0],
+    [0.0, 0.0, 0.0, 1.0, 0.5],
+    [0.0, 0.0, 0.0, 0.0, 0.0],
+])
+
+
+def test_conf_ins_by_hand() -> None:
+    # query 2 ([0,0,0,1,.5]) with k=2: cosines with rows 5 and 6 are the largest
+    m = InstanceKNN(k_ins=2).fit(X8, Y8)
+    idx, sim = m.kneighbors(Q3[1:2])
+    q = Q3[1]
+    c5 = q @ X8[5] / (np.linalg.norm(q) * np.linalg.norm(X8[5]))
+    c6 = q @ X8[6] / (np.linalg.norm(q) * np.linalg.norm(X8[6]))
+    assert sorted(idx[0].tolist()) == [5, 6]
+    expected = (c5 * Y8[5] + c6 * Y8[6]) / (c5 + c6)
+    np.testing.assert_allclose(m.predict_proba(Q3[1:2])[0], expected, rtol=1e-12)
+
+
+def test_conf_fl_by_hand() -> None:
+    # k_feat = 1: each feature votes only for its most similar label
+    m = FeatureKNN(k_feat=1).fit(X8, Y8)
+    S = naive.feature_label_sims(X8, Y8)
+    best = S.argmax(axis=1)
+    q = Q3[0]
+    expected = np.zeros(4)
+    for j in np.flatnonzero(q):
+        expected[best[j]] += q[j] * S[j, best[j]]
+    expected /= q.sum()
+    np.testing.assert_allclose(m.predict_proba(Q3[:1])[0], expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("k_ins,k_feat,lam", [(1, 1, 0.5), (3, 2, 0.3), (5, 4, 0.8), (8, 4, 0.0)])
+def test_lcif_matches_transcription(k_ins: int, k_feat: int, lam: float) -> None:
+    m = LCIF(k_ins=k_ins, k_feat=k_feat, lam=lam).fit(X8, Y8)
+    want = naive.lcif_scores(X8, Y8, Q3, k_ins, k_feat, lam)
+    np.testing.assert_allclose(m.predict_proba(Q3), want, rtol=1e-12, atol=1e-15)
+    # the threshold is tuned on leave-one-out training scores
+    loo = naive.lcif_scores(X8, Y8, X8, k_ins, k_feat, lam, leave_one_out=True)
+    np.testing.assert_allclose(m._training_scores(X8, Y8), loo, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("k_ins,k_feat,lam", [(2, 2, 0.5), (3, 1, 1.0), (4, 3, 0.7)])
+def test_lcif2_matches_transcription(k_ins: int, k_feat: int, lam: float) -> None:
+    m = LCIF2(k_ins=k_ins, k_feat=k_feat, lam=lam).fit(X8, Y8)
+    want = naive.lcif_scores(X8, Y8, Q3, k_ins, k_feat, lam, second=True)
+    np.testing.assert_allclose(m.predict_proba(Q3), want, rtol=1e-12, atol=1e-15)
+
+
+def test_second_order_scores_by_hand() -> None:
+    # with k = 1 an instance's only sim_ALL neighbour is itself: its own labels
+    m = LCIF2(k_ins=1, k_feat=1, lam=1.0).fit(X8, Y8)
+    np.testing.assert_allclose(m.votes_.toarray(), Y8)
+    m3 = LCIF2(k_ins=3, k_feat=1, lam=1.0).fit(X8, Y8)
+    np.testing.assert_allclose(m3.votes_.toarray(), naive.second_order(X8, Y8, 3), rtol=1e-12)
+
+
+def test_lcif_is_the_convex_combination_of_its_parts() -> None:
+    a = InstanceKNN(k_ins=3).fit(X8, Y8).predict_proba(Q3)
+    b = FeatureKNN(k_feat=2).fit(X8, Y8).predict_proba(Q3)
+    c = LCIF(k_ins=3, k_feat=2, lam=0.4).fit(X8, Y8).predict_proba(Q3)
+    np.testing.assert_allclose(c, 0.4 * a + 0.6 * b, rtol=1e-12, atol=1e-15)
+    assert np.all(c[2] == 0)  # the all-zero query has no neighbour and no feature
+
+
+def test_sparse_labels_give_csr_scores_equal_to_dense() -> None:
+    dense = LCIF(k_ins=3, k_feat=2).fit(X8, Y8)
+    sparse = LCIF(k_ins=3, k_feat=2).fit(sp.csr_matrix(X8), sp.csr_matrix(Y8))
+    S = sparse.predict_proba(sp.csr_matrix(Q3))
+    assert sp.issparse(S) and sp.issparse(sparse.predict(sp.csr_matrix(Q3)))
+    np.testing.assert_allclose(S.toarray(), dense.predict_proba(Q3), rtol=1e-12)
+    assert np.array_equal(sparse.predict(Q3).toarray(), dense.predict(Q3))
