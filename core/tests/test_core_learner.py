@@ -1,0 +1,101 @@
+"""The MultiLabelLearner base class: scikit-learn conventions, validation, thresholds."""
+
+from __future__ import annotations
+
+import mlw
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from mlw.thresholds import FixedThreshold
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+
+class ScoreLearner(mlw.MultiLabelLearner):
+    """Score of label j = the sigmoid of feature j (so scores are easy to reason about)."""
+
+    def __init__(self, threshold="fixed", scale: float = 1.0) -> None:
+        self.threshold = threshold
+        self.scale = scale
+
+    def _fit(self, X, Y):
+        self.fit_was_sparse_ = sp.issparse(X)
+        self.fit_labels_sparse_ = sp.issparse(Y)
+
+    def _predict_proba(self, X):
+        X = X.toarray() if sp.issparse(X) else X
+        return 1.0 / (1.0 + np.exp(-self.scale * X[:, : self.n_labels_]))
+
+
+class JointLearner(mlw.MultiLabelLearner):
+    _joint_prediction = True
+
+    def _fit(self, X, Y):
+        self.mode_ = (np.asarray(Y.mean(axis=0)).ravel() >= 0.5).astype(np.uint8)
+
+    def _predict(self, X):
+        return np.tile(self.mode_, (X.shape[0], 1))
+
+
+X = np.array([[2.0, -2.0, 0.1], [-1.0, 3.0, -0.1], [0.5, 0.5, 4.0], [-3.0, -3.0, 0.0]])
+Y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 1], [0, 0, 0]])
+
+
+def test_fit_sets_the_documented_attributes() -> None:
+    model = ScoreLearner().fit(X, Y)
+    assert (model.n_features_in_, model.n_labels_) == (3, 3)
+    assert model.label_cardinality_ == pytest.approx(6 / 4)
+    assert [list(c) for c in model.classes_] == [[0, 1]] * 3
+    assert isinstance(model.threshold_, FixedThreshold)
+    np.testing.assert_array_equal(model.predict(X), (X >= 0).astype(np.uint8))
+
+
+def test_sparse_input_reaches_fit_sparse() -> None:
+    model = ScoreLearner().fit(sp.csr_matrix(X), sp.csr_matrix(Y))
+    assert model.fit_was_sparse_ and model.fit_labels_sparse_ and model.sparse_labels_
+
+
+@pytest.mark.parametrize("choice", ["pcut", "cardinality", "one_threshold",
+                                    FixedThreshold(0.9)])
+def test_threshold_by_name_or_object_is_fitted_on_a_copy(choice) -> None:
+    model = ScoreLearner(threshold=choice).fit(X, Y)
+    assert model.threshold_ is not choice
+    assert model.predict(X).shape == Y.shape
+    if isinstance(choice, FixedThreshold):
+        assert not hasattr(choice, "threshold_")  # the given object is never fitted
+        np.testing.assert_array_equal(model.predict(X), (model.predict_proba(X) >= 0.9))
+
+
+def test_bad_threshold_choices() -> None:
+    with pytest.raises(mlw.UnknownNameError, match="unknown threshold 'pcutt'; did you mean"):
+        ScoreLearner(threshold="pcutt").fit(X, Y)
+    with pytest.raises(ValueError, match="threshold must be a registered strategy name"):
+        ScoreLearner(threshold=0.5).fit(X, Y)
+
+
+def test_joint_learner_ignores_thresholds_and_predicts_its_decision() -> None:
+    model = JointLearner().fit(X, Y)
+    assert not hasattr(model, "threshold_")
+    np.testing.assert_array_equal(model.predict(X[:2]), [[1, 1, 1], [1, 1, 1]])  # 2/4 >= 0.5
+
+
+def test_validation_errors_are_one_line() -> None:
+    with pytest.raises(NotFittedError):
+        ScoreLearner().predict(X)
+    with pytest.raises(ValueError, match="Y: has 3 rows but X has 4"):
+        ScoreLearner().fit(X, Y[:3])
+    with pytest.raises(ValueError, match="cannot fit on an empty dataset"):
+        ScoreLearner().fit(X[:0], Y[:0])
+    with pytest.raises(ValueError, match="contains NaN"):
+        ScoreLearner().fit(np.where(X > 3, np.nan, X), Y)
+    model = ScoreLearner().fit(X, Y)
+    with pytest.raises(ValueError, match="has 2 features, but the model was fitted with 3"):
+        model.predict(X[:, :2])
+
+
+def test_clone_and_params() -> None:
+    model = ScoreLearner(threshold="pcut", scale=2.0)
+    assert clone(model).get_params() == {"threshold": "pcut", "scale": 2.0}
+    assert repr(model) == "ScoreLearner(scale=2.0, threshold='pcut')"
+    tags = model.__sklearn_tags__()
+    assert tags.classifier_tags.multi_label and tags.input_tags.sparse
