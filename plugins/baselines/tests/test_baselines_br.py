@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import mlw
 import numpy as np
 import pytest
+from joblib import parallel_config
 from baselines_testdata import correlated
+from mlw_baselines import BinaryRelevance
+from mlw_baselines._base_estimator import proba_positive
 from naive_baselines import hand_rolled_br
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler
 from sklearn.tree import DecisionTreeClassifier
-
-import mlw
-from mlw_baselines import BinaryRelevance
-from mlw_baselines._base_estimator import proba_positive
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,8 @@ def test_br_decision_tree_and_parallel_fit(data):
     Xtr, Ytr, Xte, _ = data
     tree = DecisionTreeClassifier(max_depth=3, random_state=0)
     seq = BinaryRelevance(base_estimator=tree).fit(Xtr, Ytr)
-    par = BinaryRelevance(base_estimator=tree, n_jobs=2).fit(Xtr, Ytr)
+    with parallel_config(backend="threading"):  # same code path, no process start-up
+        par = BinaryRelevance(base_estimator=tree, n_jobs=2).fit(Xtr, Ytr)
     assert seq.linear_coef_ is None
     models = hand_rolled_br(tree, Xtr, Ytr)
     expected = np.column_stack([m.predict_proba(Xte)[:, 1] for m in models])

@@ -17,6 +17,7 @@ from mlw_baselines._base_estimator import (
     proba_positive,
     resolve_base_estimator,
 )
+from mlw_baselines._common import single_blas_thread
 
 
 def _fit_column(template: Any, X: Any, Y: Any, j: int) -> Any:
@@ -76,6 +77,7 @@ class BinaryRelevance(MultiLabelLearner):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    @single_blas_thread
     def _fit(self, X: Any, Y: Any) -> None:
         template = resolve_base_estimator(self.base_estimator, self.random_state)
         Yc = Y.tocsc() if sp.issparse(Y) else Y
@@ -97,6 +99,7 @@ class BinaryRelevance(MultiLabelLearner):
             self.linear_coef_ = None
             self.linear_intercept_ = None
 
+    @single_blas_thread
     def _predict_proba(self, X: Any) -> np.ndarray:
         if self.linear_coef_ is not None:  # every link linear: one matrix product
             Z = np.asarray(X @ self.linear_coef_.T) + self.linear_intercept_

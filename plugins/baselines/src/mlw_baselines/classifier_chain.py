@@ -27,6 +27,7 @@ from mlw_baselines._common import (
     dense_labels,
     log_sigmoid,
     resolve_order,
+    single_blas_thread,
     validate_joint_query,
 )
 
@@ -55,6 +56,7 @@ class ChainModel(MultiLabelLearner):
         self.n_jobs = n_jobs
 
     # -- training ----------------------------------------------------------------------
+    @single_blas_thread
     def _fit(self, X: Any, Y: Any) -> None:
         L = Y.shape[1]
         order = resolve_order(self.order, L, self.random_state)
@@ -115,6 +117,7 @@ class ChainModel(MultiLabelLearner):
         X, Yd = validate_joint_query(self, X, Y)
         return self._log_proba_of(X, Yd)
 
+    @single_blas_thread
     def _log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         Yc = np.ascontiguousarray(dense_labels(Y)[:, self.order_])
         if self.linear_coef_ is not None:
@@ -178,8 +181,10 @@ class ClassifierChain(ChainModel):
             Yhat, P = _inference.greedy(self._oracle(X), X.shape[0], self.n_labels_)
         return self._to_labels(Yhat), self._to_labels(P)
 
+    @single_blas_thread
     def _predict(self, X: Any) -> np.ndarray:
         return self._greedy(X)[0]
 
+    @single_blas_thread
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self._greedy(X)[1]

@@ -15,7 +15,7 @@ from mlw_baselines._base_estimator import (
     proba_classes,
     resolve_base_estimator,
 )
-from mlw_baselines._common import dense_labels, validate_joint_query
+from mlw_baselines._common import dense_labels, single_blas_thread, validate_joint_query
 
 
 class LabelPowerset(MultiLabelLearner):
@@ -67,6 +67,7 @@ class LabelPowerset(MultiLabelLearner):
         self.base_estimator = base_estimator
         self.random_state = random_state
 
+    @single_blas_thread
     def _fit(self, X: Any, Y: Any) -> None:
         template = resolve_base_estimator(self.base_estimator, self.random_state)
         Yd = dense_labels(Y)
@@ -77,6 +78,7 @@ class LabelPowerset(MultiLabelLearner):
         self.estimator_ = fit_multiclass(template, X, np.asarray(classes).ravel())
         self._class_index = {row.tobytes(): k for k, row in enumerate(self.label_sets_)}
 
+    @single_blas_thread
     def predict_classes(self, X: Any) -> np.ndarray:
         """P(class k | x), shape (n, n_classes) (columns follow ``label_sets_``)."""
         from sklearn.utils.validation import check_is_fitted
@@ -87,10 +89,12 @@ class LabelPowerset(MultiLabelLearner):
     def _class_proba(self, X: Any) -> np.ndarray:
         return proba_classes(self.estimator_, X, self.label_sets_.shape[0])
 
+    @single_blas_thread
     def _predict(self, X: Any) -> np.ndarray:
         best = np.argmax(self._class_proba(X), axis=1)
         return self.label_sets_[best].copy()
 
+    @single_blas_thread
     def _predict_proba(self, X: Any) -> np.ndarray:
         return np.ascontiguousarray(self._class_proba(X) @ self.label_sets_.astype(np.float64))
 
@@ -99,6 +103,7 @@ class LabelPowerset(MultiLabelLearner):
         X, Yd = validate_joint_query(self, X, Y)
         return self._log_proba_of(X, Yd)
 
+    @single_blas_thread
     def _log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         Yd = dense_labels(Y)
         P = self._class_proba(X)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from mlw_baselines import _inference, _kernels
+from mlw_baselines._common import single_blas_thread
 from mlw_baselines.classifier_chain import ChainModel
 
 
@@ -76,6 +77,7 @@ class ProbabilisticClassifierChain(ChainModel):
         self.max_exact_labels = max_exact_labels
         self.beam_width = beam_width
 
+    @single_blas_thread
     def _fit(self, X: Any, Y: Any) -> None:
         if int(self.max_exact_labels) != self.max_exact_labels or self.max_exact_labels < 0:
             raise ValueError(f"max_exact_labels must be a non-negative integer, got "
@@ -105,12 +107,15 @@ class ProbabilisticClassifierChain(ChainModel):
             marg, mode, lp = _inference.beam(self._oracle(X), n, L, width)
         return self._to_labels(marg), self._to_labels(mode), lp
 
+    @single_blas_thread
     def _predict(self, X: Any) -> np.ndarray:
         return self._infer(X)[1]
 
+    @single_blas_thread
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self._infer(X)[0]
 
+    @single_blas_thread
     def predict_joint(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Marginals, joint mode and the mode's log-probability in one inference pass
         (``predict_proba`` and ``predict`` each run the inference)."""
