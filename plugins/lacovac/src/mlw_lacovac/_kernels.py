@@ -224,10 +224,22 @@ def _candidate(nl, n, c, C, acc, tc, tC, tot, pj, pk, crit, best_q, pbuf):
     mr = vr if vr <= lbr else lbr
     if (nl * ml + nr * mr) / n >= best_q - 1e-12:
         return np.inf
-    if vl > lbl:  # otherwise cov >= lb >= var and the minimum is var
-        ml = min(vl, _side_cov(nl, c, C, False, tc, tC, pj, pk, pbuf))
-    if vr > lbr:
-        mr = min(vr, _side_cov(nr, c, C, True, tc, tC, pj, pk, pbuf))
+    # exact |cov| sums, the larger child first; otherwise cov >= lb >= var and the
+    # minimum is var. Re-check the bound after the first one.
+    if nl >= nr:
+        if vl > lbl:
+            ml = min(vl, _side_cov(nl, c, C, False, tc, tC, pj, pk, pbuf))
+            if (nl * ml + nr * mr) / n >= best_q - 1e-12:
+                return np.inf
+        if vr > lbr:
+            mr = min(vr, _side_cov(nr, c, C, True, tc, tC, pj, pk, pbuf))
+    else:
+        if vr > lbr:
+            mr = min(vr, _side_cov(nr, c, C, True, tc, tC, pj, pk, pbuf))
+            if (nl * ml + nr * mr) / n >= best_q - 1e-12:
+                return np.inf
+        if vl > lbl:
+            ml = min(vl, _side_cov(nl, c, C, False, tc, tC, pj, pk, pbuf))
     return (nl * ml + nr * mr) / n
 
 
@@ -327,8 +339,9 @@ def _totals(lptr, tc):
 
 
 @njit(cache=True)
-def best_split_dense(X, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, crit):
-    """Best binary split ``x[f] <= t`` over ``features`` of a dense ``X``.
+def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, crit):
+    """Best binary split ``x[f] <= t`` over ``features`` of a dense ``X``, given as its
+    transpose ``XT`` (d, n), C-contiguous, so a feature's values are contiguous.
 
     Each child must keep at least ``min_leaf`` rows. Thresholds are midpoints between
     consecutive distinct values; when ``xbin`` (per-value histogram bin ids, same shape
@@ -354,7 +367,7 @@ def best_split_dense(X, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, crit
     for fi in range(features.size):
         f = features[fi]
         for t in range(n):
-            vals[t] = X[rows[t], f]
+            vals[t] = XT[f, rows[t]]
         order = np.argsort(vals, kind="mergesort")
         if vals[order[0]] == vals[order[n - 1]]:
             continue
@@ -376,8 +389,11 @@ def best_split_dense(X, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, crit
                 if thr == v1:
                     thr = v0
                 best_t = thr
-        for i in range(n - 1):  # undo: cheaper than clearing an L x L matrix
-            _move(order[i], -1, lptr, lidx, c, C, tc, acc)
+        # reset: only the co-occurring pairs can be non-zero
+        c[:] = 0
+        acc[:] = 0.0
+        for p in range(pj.size):
+            C[pj[p], pk[p]] = 0
     return best_f, best_t, best_q
 
 

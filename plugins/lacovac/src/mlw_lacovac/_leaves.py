@@ -29,8 +29,17 @@ class LeafModel:
     mode: np.ndarray
     log_q1: np.ndarray  # log q_j
     log_q0: np.ndarray  # log (1 - q_j)
-    table: dict[bytes, int]
+    subsets: np.ndarray
+    counts: np.ndarray
     n: int
+    _table: dict[bytes, int] | None = None
+
+    @property
+    def table(self) -> dict[bytes, int]:
+        """Observed subset (as bytes) -> count, built on first use."""
+        if self._table is None:
+            self._table = {s.tobytes(): int(c) for s, c in zip(self.subsets, self.counts)}
+        return self._table
 
 
 def leaf_model(leaf: Leaf, alpha: float) -> LeafModel:
@@ -43,9 +52,9 @@ def leaf_model(leaf: Leaf, alpha: float) -> LeafModel:
     logQ = s @ logq1 + (1.0 - s) @ logq0
     score = leaf.counts + alpha * np.exp(logQ)
     best = int(np.argmax(score))  # first maximum: subsets are sorted by count
-    table = {leaf.subsets[i].tobytes(): int(leaf.counts[i]) for i in range(len(leaf.counts))}
     return LeafModel(labels=leaf.labels, marginal=marginal, mode=leaf.subsets[best].copy(),
-                     log_q1=logq1, log_q0=logq0, table=table, n=leaf.n)
+                     log_q1=logq1, log_q0=logq0, subsets=leaf.subsets, counts=leaf.counts,
+                     n=leaf.n)
 
 
 def _groups(reached: np.ndarray) -> list[tuple[int, np.ndarray]]:

@@ -146,11 +146,14 @@ class TreeBuilder:
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.max_bins = max_bins
         self.xbin = xbin
+        self._all_features: np.ndarray | None = None
 
     # -- one node ----------------------------------------------------------------------
     def _features(self, d: int) -> np.ndarray:
         if self.max_features is None or self.max_features >= d:
-            return np.arange(d, dtype=np.int64)
+            if self._all_features is None or self._all_features.size != d:
+                self._all_features = np.arange(d, dtype=np.int64)
+            return self._all_features
         return np.sort(self.rng.choice(d, size=self.max_features, replace=False)).astype(
             np.int64)
 
@@ -185,6 +188,7 @@ class TreeBuilder:
             xbin = self.xbin
         else:
             xbin = K.histogram_bins(X, int(self.max_bins))
+        XT = None if sparse_x else np.ascontiguousarray(X.T)
 
         kind: list[int] = []
         feature: list[int] = []
@@ -226,10 +230,13 @@ class TreeBuilder:
             if n < m or n < 2 or not varying.any():
                 as_leaf(v, rws, labels)
                 continue
-            vi = np.flatnonzero(varying)
-            vary = labels[vi]
-            vcounts = counts[vi]
-            vco = co[np.ix_(vi, vi)]
+            if varying.all():
+                vary, vcounts, vco = labels, counts, co
+            else:
+                vi = np.flatnonzero(varying)
+                vary = labels[vi]
+                vcounts = counts[vi]
+                vco = co[np.ix_(vi, vi)]
             groups = self._groups(n, vary, vcounts, vco, clustered)
             const = labels[~varying]
             if self.method != "ml_c45" and const.size:
@@ -263,7 +270,7 @@ class TreeBuilder:
                 f, t, q = K.best_split_sparse(x_indptr, x_indices, x_data, d, rws, lptr,
                                               lidx, vcounts, vco, fmask, m, crit)
             else:
-                f, t, q = K.best_split_dense(X, xbin, rws, lptr, lidx, vcounts, vco, feats, m,
+                f, t, q = K.best_split_dense(XT, xbin, rws, lptr, lidx, vcounts, vco, feats, m,
                                              crit)
             if f < 0:
                 as_leaf(v, rws, labels)
