@@ -358,7 +358,7 @@ def _short(b: bytes, n: int = 40) -> str:
 
 def _kernel_error(err: np.ndarray, buf: np.ndarray, attrs: list[Attribute], path: Path) -> None:
     code, line, s, e, extra = (int(v) for v in err)
-    tok = _short(bytes(buf[s:e]))
+    tok = _short(bytes(buf[s:e]).strip())
     attr_i = extra if code in (K.ERR_NUMBER, K.ERR_NOMINAL, K.ERR_EMPTY) else -1
     attr = attrs[attr_i].name if 0 <= attr_i < len(attrs) else ""
     declared = ""
