@@ -149,3 +149,19 @@ def test_bad_input_is_a_one_line_value_error(Y, P, match):
 def test_asking_for_a_metric_whose_input_is_missing_names_it():
     with pytest.raises(ValueError, match="needs scores"):
         mlw.evaluate(np.eye(2), np.eye(2), metrics=["ranking_loss"])
+
+
+def test_explicitly_stored_zero_scores_mean_the_same_as_absent_ones():
+    rng = np.random.default_rng(4)
+    Y = (rng.random((40, 6)) < 0.3).astype(np.uint8)
+    S = rng.random((40, 6))
+    S[rng.random(S.shape) < 0.4] = 0.0
+    full = sp.csr_matrix(np.ones_like(S))
+    full.data = S.ravel().copy()  # every entry stored, zeros included
+    assert full.nnz == S.size
+    names = ["log_loss", "one_error", "coverage", "ranking_loss", "average_precision"]
+    dense = mlw.evaluate(Y, scores=S, metrics=names)
+    stored = mlw.evaluate(Y, scores=full, metrics=names)
+    absent = mlw.evaluate(Y, scores=sp.csr_matrix(S), metrics=names)
+    for name in names:
+        assert dense[name] == pytest.approx(stored[name], abs=1e-12) == absent[name]

@@ -259,3 +259,20 @@ def test_strategy_objects_work_as_learner_parameters():
     by_name = Scores(threshold="one_threshold").fit(X, Y)
     assert isinstance(by_name.threshold_, OneThreshold)
     np.testing.assert_array_equal(by_name.predict(X), Y)  # 0.6 separates perfectly
+
+
+@pytest.mark.parametrize("top_label", [False, True])
+def test_stored_zero_scores_never_predict_a_label(top_label):
+    S = np.array([[0.0, 0.0, 0.0], [0.0, 0.2, 0.0], [0.7, 0.0, 0.7]])
+    full = sp.csr_matrix(np.ones_like(S))
+    full.data = S.ravel().copy()
+    for t in (0.0, 0.5):
+        expected = _naive_predict(S, t, top_label)
+        np.testing.assert_array_equal(apply_threshold(S, t, top_label=top_label), expected)
+        got = apply_threshold(mlw.validation.check_scores(full), t, top_label=top_label)
+        np.testing.assert_array_equal(got.toarray(), expected)
+    # at t = 0 every positive score is predicted, the zeros are not
+    np.testing.assert_array_equal(apply_threshold(S, 0.0), [[0, 0, 0], [0, 1, 0], [1, 0, 1]])
+    # the top-label rule picks the lowest index among tied maxima
+    np.testing.assert_array_equal(apply_threshold(S, 0.9, top_label=True),
+                                  [[0, 0, 0], [0, 1, 0], [1, 0, 0]])
