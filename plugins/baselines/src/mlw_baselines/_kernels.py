@@ -30,7 +30,7 @@ def log_sigmoid(z: float) -> float:
 
 
 @njit(cache=True)
-def chain_greedy_linear(A, W):  # type: ignore[no-untyped-def]
+def chain_greedy_linear(A, W):
     """Classifier-chain greedy inference: ``y_j = 1`` iff ``P(y_j = 1 | x, ŷ_<j) >= 0.5``.
 
     Returns ``(Yhat uint8 (n, L), P float64 (n, L))`` where ``P[i, j]`` is the link's
@@ -53,7 +53,7 @@ def chain_greedy_linear(A, W):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def pcc_exact_linear(A, W):  # type: ignore[no-untyped-def]
+def pcc_exact_linear(A, W):
     """Exact PCC inference by depth-first enumeration of all ``2**L`` label vectors.
 
     Returns ``(marginals float64 (n, L), mode uint8 (n, L), mode_log_proba (n,))``.
@@ -111,7 +111,7 @@ def pcc_exact_linear(A, W):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _lex_less(a, b):  # type: ignore[no-untyped-def]
+def _lex_less(a, b):
     for j in range(a.shape[0]):
         if a[j] != b[j]:
             return a[j] < b[j]
@@ -119,7 +119,7 @@ def _lex_less(a, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def pcc_beam_linear(A, W, beam):  # type: ignore[no-untyped-def]
+def pcc_beam_linear(A, W, beam):
     """Beam-search PCC inference (Kumar et al., 2013): keep the ``beam`` most probable
     prefixes at every depth.
 

@@ -66,8 +66,8 @@ class BinaryRelevance(MultiLabelLearner):
     >>> X = rng.normal(size=(60, 3))
     >>> Y = np.column_stack([X[:, 0] > 0, X[:, 1] > 0]).astype(int)
     >>> br = BinaryRelevance().fit(X, Y)
-    >>> br.predict(X).shape, round(float((br.predict(X) == Y).mean()), 2)
-    ((60, 2), 1.0)
+    >>> br.predict(X).shape, bool((br.predict(X) == Y).mean() > 0.9)
+    ((60, 2), True)
     """
 
     def __init__(self, *, base_estimator: Any = None, threshold: Any = "fixed",
@@ -92,12 +92,11 @@ class BinaryRelevance(MultiLabelLearner):
             [j for j, m in enumerate(models) if isinstance(m, ConstantModel)],
             dtype=np.int64)
         lin = [linear_logit(m, X.shape[1]) for m in models]
+        self.linear_coef_: np.ndarray | None = None
+        self.linear_intercept_: np.ndarray | None = None
         if all(v is not None for v in lin):
             self.linear_coef_ = np.vstack([v[0] for v in lin if v is not None])
             self.linear_intercept_ = np.array([v[1] for v in lin if v is not None])
-        else:
-            self.linear_coef_ = None
-            self.linear_intercept_ = None
 
     @single_blas_thread
     def _predict_proba(self, X: Any) -> np.ndarray:

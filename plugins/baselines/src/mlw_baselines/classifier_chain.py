@@ -73,6 +73,9 @@ class ChainModel(MultiLabelLearner):
                                               if isinstance(m, ConstantModel)]])
         d = X.shape[1]
         lin = [linear_logit(m, d + j) for j, m in enumerate(models)]
+        self.linear_coef_: np.ndarray | None = None
+        self.linear_chain_weights_: np.ndarray | None = None
+        self.linear_intercept_: np.ndarray | None = None
         if all(v is not None for v in lin):
             coef = np.zeros((L, d))
             W = np.zeros((L, L))
@@ -81,12 +84,11 @@ class ChainModel(MultiLabelLearner):
                 assert v is not None
                 coef[j], W[j, :j], b[j] = v[0][:d], v[0][d:], v[1]
             self.linear_coef_, self.linear_chain_weights_, self.linear_intercept_ = coef, W, b
-        else:
-            self.linear_coef_ = self.linear_chain_weights_ = self.linear_intercept_ = None
 
     # -- the links ---------------------------------------------------------------------
     def _feature_logits(self, X: Any) -> np.ndarray:
         """``A[i, j] = w_j · x_i + b_j`` of the linear links, chain positions."""
+        assert self.linear_coef_ is not None
         return np.ascontiguousarray(np.asarray(X @ self.linear_coef_.T) + self.linear_intercept_)
 
     def _oracle(self, X: Any) -> _inference.Oracle:
@@ -120,7 +122,7 @@ class ChainModel(MultiLabelLearner):
     @single_blas_thread
     def _log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         Yc = np.ascontiguousarray(dense_labels(Y)[:, self.order_])
-        if self.linear_coef_ is not None:
+        if self.linear_chain_weights_ is not None:
             Z = self._feature_logits(X) + Yc @ self.linear_chain_weights_.T
             terms = np.where(Yc == 1, log_sigmoid(Z), log_sigmoid(-Z))
             return np.maximum(terms, LOG_PROBA_FLOOR).sum(axis=1)
@@ -169,7 +171,7 @@ class ClassifierChain(ChainModel):
     >>> X = rng.normal(size=(80, 3))
     >>> Y = np.column_stack([X[:, 0] > 0, X[:, 0] + X[:, 1] > 0]).astype(int)
     >>> cc = ClassifierChain(order=[1, 0]).fit(X, Y)
-    >>> cc.order_.tolist(), cc.predict(X[:2]).tolist() == Y[:2].tolist()
+    >>> cc.order_.tolist(), bool((cc.predict(X) == Y).mean() > 0.9)
     ([1, 0], True)
     """
 
