@@ -1,0 +1,121 @@
+"""Quantile binning of features (at most ``max_bin`` bins per feature).
+
+Dense input: NaN is missing.  CSR input: an absent entry is missing (as in XGBoost),
+so sparse text stays sparse: only the stored entries are binned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlw_xdcc import _kernels as K
+
+
+def feature_edges(values: np.ndarray, max_bin: int) -> np.ndarray:
+    """Cut values of one feature from its present (non-missing) values.
+
+    With at most ``max_bin`` distinct values every value gets its own bin (cut at each
+    distinct value but the smallest); otherwise the cuts are the values at ranks
+    ``ceil(k n / max_bin)``, ``k = 1 .. max_bin-1`` of the sorted values (an exact
+    quantile sketch), deduplicated, so a feature never has more than ``max_bin`` bins.
+    """
+    v = values[~np.isnan(values)]
+    if v.size == 0:
+        return np.empty(0)
+    v = np.sort(v)
+    uniq = np.unique(v)
+    if uniq.size <= max_bin:
+        return uniq[1:].astype(np.float64)
+    n = v.size
+    ranks = np.minimum(n - 1, np.ceil(np.arange(1, max_bin) * n / max_bin).astype(np.int64))
+    cuts = np.unique(v[ranks])
+    return cuts[cuts > v[0]].astype(np.float64)
+
+
+@dataclass
+class BinnedMatrix:
+    """Features as bin codes, with the cut values that map raw values to bins."""
+
+    dense: bool
+    n_rows: int
+    n_features: int
+    codes: np.ndarray          # (n, d) uint16 when dense, else a (1, 1) placeholder
+    indptr: np.ndarray         # CSR of codes when sparse, else placeholders
+    indices: np.ndarray
+    bins: np.ndarray
+    edges: np.ndarray          # concatenated cut values
+    edge_off: np.ndarray       # (d + 1,) offsets into edges
+    feat_off: np.ndarray       # (d + 1,) offsets of each feature's bins in a histogram
+
+    @property
+    def total_bins(self) -> int:
+        return int(self.feat_off[-1])
+
+    def threshold(self, f: int, b: int) -> float:
+        """The raw cut of "bin <= b goes left" on feature f (inf: all present go left)."""
+        lo, hi = self.edge_off[f], self.edge_off[f + 1]
+        return float(self.edges[lo + b]) if lo + b < hi else float("inf")
+
+
+def _offsets(edge_off: np.ndarray) -> np.ndarray:
+    n_edges = np.diff(edge_off)
+    return np.concatenate([[0], np.cumsum(n_edges + 1)]).astype(np.int64)
+
+
+def cuts_of(X: np.ndarray | sp.csr_matrix, max_bin: int) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated cut values and their offsets, one block per feature."""
+    if not 2 <= max_bin <= 65535:
+        raise ValueError(f"max_bin must be in [2, 65535], got {max_bin}")
+    d = X.shape[1]
+    per: list[np.ndarray] = []
+    if sp.issparse(X):
+        C = X.tocsc()
+        for f in range(d):
+            per.append(feature_edges(C.data[C.indptr[f]:C.indptr[f + 1]], max_bin))
+    else:
+        for f in range(d):
+            per.append(feature_edges(X[:, f], max_bin))
+    edge_off = np.concatenate([[0], np.cumsum([len(e) for e in per])]).astype(np.int64)
+    edges = np.concatenate(per) if per else np.empty(0)
+    return edges.astype(np.float64), edge_off
+
+
+def bin_matrix(X: np.ndarray | sp.csr_matrix, edges: np.ndarray,
+               edge_off: np.ndarray) -> BinnedMatrix:
+    """Bin ``X`` with given cuts (dense stays dense, CSR stays CSR)."""
+    n, d = X.shape
+    feat_off = _offsets(edge_off)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        bins = np.empty(X.data.shape[0], dtype=np.uint16)
+        indptr = X.indptr.astype(np.int64)
+        indices = X.indices.astype(np.int32)
+        K.bin_sparse(indptr, indices, X.data.astype(np.float64), edges, edge_off, bins)
+        return BinnedMatrix(False, n, d, np.zeros((1, 1), np.uint16), indptr, indices, bins,
+                            edges, edge_off, feat_off)
+    codes = np.empty((n, d), dtype=np.uint16)
+    K.bin_dense(np.ascontiguousarray(X, dtype=np.float64), edges, edge_off, codes)
+    return BinnedMatrix(True, n, d, codes, np.zeros(1, np.int64), np.zeros(1, np.int32),
+                        np.zeros(1, np.uint16), edges, edge_off, feat_off)
+
+
+def append_binary_block(B: BinnedMatrix, block: np.ndarray) -> BinnedMatrix:
+    """``B`` with extra features from a dense (n, k) block of 0/1 values or NaN
+    (missing), each with the fixed cut 1.0 (bins: 0 -> 0, 1 -> 1)."""
+    n, k = block.shape
+    edges = np.concatenate([B.edges, np.ones(k)])
+    edge_off = np.concatenate([B.edge_off, B.edge_off[-1] + np.arange(1, k + 1)]).astype(np.int64)
+    feat_off = _offsets(edge_off)
+    codes_blk = np.where(np.isnan(block), K.MISSING, block).astype(np.uint16)
+    if B.dense:
+        codes = np.ascontiguousarray(np.hstack([B.codes, codes_blk]))
+        return BinnedMatrix(True, n, B.n_features + k, codes, B.indptr, B.indices, B.bins,
+                            edges, edge_off, feat_off)
+    fblock = np.where(np.isnan(block), np.nan, codes_blk.astype(np.float64))
+    ptr, idx, dat = K.csr_append_dense(B.indptr, B.indices, B.bins.astype(np.float64),
+                                       B.n_features, fblock)
+    return BinnedMatrix(False, n, B.n_features + k, B.codes, ptr, idx.astype(np.int32),
+                        dat.astype(np.uint16), edges, edge_off, feat_off)

@@ -1,0 +1,213 @@
+"""ML-XGB: second-order gradient boosting of trees with one weight per label.
+
+This module is the engine shared by every learner of the plugin (``ml_xgb``,
+``br_xgb``, ``cc_xgb``, ``xdcc``): :func:`fit_ensemble` grows the trees on binned
+features, :class:`TreeEnsemble` holds them as flat arrays (inspectable: every node's
+feature, raw threshold, default direction, gain and per-label weights) and predicts
+from raw dense or CSR features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlw_xdcc import _kernels as K
+from mlw_xdcc.binning import BinnedMatrix
+
+#: split criteria of the paper's Table 1, in kernel code order
+SPLIT_CRITERIA = ("sum_gain", "max_gain", "sum_weight", "max_weight", "sum_abs_g", "max_abs_g")
+
+
+@dataclass(frozen=True)
+class BoosterParams:
+    """Hyper-parameters of one boosted ensemble (names as in XGBoost)."""
+
+    n_estimators: int = 100
+    max_depth: int = 6
+    learning_rate: float = 0.3
+    reg_lambda: float = 1.0
+    gamma: float = 0.0
+    min_child_weight: float = 1.0
+    subsample: float = 1.0
+    colsample_bytree: float = 1.0
+    split: str = "sum_gain"
+
+    def validate(self) -> None:
+        if self.split not in SPLIT_CRITERIA:
+            raise ValueError(f"split must be one of {', '.join(SPLIT_CRITERIA)}; got "
+                             f"{self.split!r}")
+        if int(self.n_estimators) != self.n_estimators or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be a positive integer, got "
+                             f"{self.n_estimators!r}")
+        if int(self.max_depth) != self.max_depth or not 0 <= self.max_depth <= 30:
+            raise ValueError(f"max_depth must be an integer in [0, 30], got {self.max_depth!r}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+        if not self.reg_lambda >= 0:
+            raise ValueError(f"reg_lambda must be >= 0, got {self.reg_lambda!r}")
+        if not self.gamma >= 0:
+            raise ValueError(f"gamma must be >= 0, got {self.gamma!r}")
+        if not self.min_child_weight >= 0:
+            raise ValueError(f"min_child_weight must be >= 0, got {self.min_child_weight!r}")
+        for name in ("subsample", "colsample_bytree"):
+            v = getattr(self, name)
+            if not 0 < v <= 1:
+                raise ValueError(f"{name} must be in (0, 1], got {v!r}")
+
+
+@dataclass
+class TreeEnsemble:
+    """Boosted trees as flat arrays; tree ``t`` starts at node ``roots[t]``.
+
+    Internal nodes send a present value ``x`` left when ``x < threshold``, a missing one
+    to the ``default_left`` side; ``left == -1`` marks a leaf.  ``value`` holds every
+    node's per-label weight (learning rate applied); leaves' weights are the output.
+    """
+
+    base_margin: np.ndarray
+    roots: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    feature: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    threshold: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    default_left: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))
+    left: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    right: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    gain: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    value: np.ndarray = field(default_factory=lambda: np.zeros((0, 1)))
+    n_features: int = 0
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.roots.shape[0])
+
+    def tree(self, t: int) -> dict[str, np.ndarray]:
+        """Tree ``t`` as arrays with node ids relative to its root (for inspection)."""
+        lo = int(self.roots[t])
+        hi = int(self.roots[t + 1]) if t + 1 < self.n_trees else int(self.feature.shape[0])
+        rel = lambda a: np.where(a >= 0, a - lo, -1)  # noqa: E731
+        return {"feature": self.feature[lo:hi], "threshold": self.threshold[lo:hi],
+                "default_left": self.default_left[lo:hi], "left": rel(self.left[lo:hi]),
+                "right": rel(self.right[lo:hi]), "gain": self.gain[lo:hi],
+                "value": self.value[lo:hi]}
+
+    def decision_function(self, X: Any, n_trees: int | None = None) -> np.ndarray:
+        """Margins (log-odds) of the first ``n_trees`` trees (all by default)."""
+        t1 = self.n_trees if n_trees is None else int(n_trees)
+        n = X.shape[0]
+        out = np.tile(self.base_margin, (n, 1))
+        if t1 == 0 or n == 0:
+            return out
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            K.predict_sparse(X.indptr.astype(np.int64), X.indices.astype(np.int32),
+                             X.data.astype(np.float64), int(X.shape[1]), self.roots, 0, t1,
+                             self.feature, self.threshold, self.default_left, self.left,
+                             self.right, self.value, out)
+        else:
+            K.predict_dense(np.ascontiguousarray(X, dtype=np.float64), self.roots, 0, t1,
+                            self.feature, self.threshold, self.default_left, self.left,
+                            self.right, self.value, out)
+        return out
+
+    def predict_proba(self, X: Any, n_trees: int | None = None) -> np.ndarray:
+        return _sigmoid(self.decision_function(X, n_trees))
+
+
+def _sigmoid(m: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-m))
+
+
+def prior_margin(Y: np.ndarray) -> np.ndarray:
+    """Base margins from the label priors: logit of each label's training frequency,
+    clipped to [1e-6, 1 - 1e-6]."""
+    p = np.clip(Y.mean(axis=0), 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
+
+
+def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
+                 seed: int = 0, mask: np.ndarray | None = None,
+                 base_margin: np.ndarray | None = None) -> tuple[TreeEnsemble, np.ndarray]:
+    """Boost ``params.n_estimators`` trees on binned features ``B`` for the 0/1 labels
+    ``Y`` (dense uint8, (n, L)).
+
+    ``mask`` (uint8, (n, L)) zeroes the gradient and hessian of an instance's label
+    where it is 0 (the dynamic chain's separate-and-conquer).  Returns the ensemble and
+    the final training margins.
+    """
+    n, L = Y.shape
+    crit = SPLIT_CRITERIA.index(params.split)
+    rng = np.random.default_rng(seed)
+    Y = np.ascontiguousarray(Y, dtype=np.uint8)
+    mask = np.ones_like(Y) if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)
+    base = prior_margin(Y) if base_margin is None else np.asarray(base_margin, np.float64)
+    margin = np.tile(base, (n, 1))
+    W = 2 * L + 1
+    GH = np.empty((n, W))
+    d = B.n_features
+    depth = int(params.max_depth)
+    max_nodes = int(min(2 ** (depth + 1) - 1, 2 * n - 1))
+    n_slots = int(min(depth, np.ceil(np.log2(max(n, 2))) + 1)) + 3
+    pool = np.empty((n_slots, max(B.total_bins, 1), W))
+    tmp = np.empty(n, dtype=np.int64)
+    nf = np.empty(max_nodes, np.int32)
+    nb = np.empty(max_nodes, np.int32)
+    ndl = np.empty(max_nodes, np.bool_)
+    nl = np.empty(max_nodes, np.int32)
+    nr = np.empty(max_nodes, np.int32)
+    ng = np.empty(max_nodes)
+    nv = np.empty((max_nodes, L))
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in
+                                          ("feature", "bin", "dl", "left", "right", "gain",
+                                           "value")}
+    roots = np.empty(params.n_estimators, dtype=np.int64)
+    offset = 0
+    all_rows = np.arange(n, dtype=np.int64)
+    n_cols = max(1, int(round(params.colsample_bytree * d))) if d else 0
+    for t in range(params.n_estimators):
+        if params.subsample < 1.0:
+            rows = np.flatnonzero(rng.random(n) < params.subsample).astype(np.int64)
+        else:
+            rows = all_rows.copy()
+        if n_cols < d:
+            feats = np.sort(rng.choice(d, size=n_cols, replace=False)).astype(np.int64)
+        else:
+            feats = np.arange(d, dtype=np.int64)
+        fmask = np.zeros(d, dtype=np.bool_)
+        fmask[feats] = True
+        K.logistic_gradients(margin, Y, mask, GH)
+        k = K.grow_tree(B.dense, B.codes, B.indptr, B.indices, B.bins, B.feat_off, fmask,
+                        feats, GH, rows, L, depth, crit, float(params.reg_lambda),
+                        float(params.gamma), float(params.min_child_weight),
+                        float(params.learning_rate), pool, tmp, nf, nb, ndl, nl, nr, ng, nv)
+        K.add_tree_binned(B.dense, B.codes, B.indptr, B.indices, B.bins, nf, nb, ndl, nl, nr,
+                          nv, margin)
+        roots[t] = offset
+        parts["feature"].append(nf[:k].copy())
+        parts["bin"].append(nb[:k].copy())
+        parts["dl"].append(ndl[:k].copy())
+        parts["left"].append(np.where(nl[:k] >= 0, nl[:k] + offset, -1).astype(np.int32))
+        parts["right"].append(np.where(nr[:k] >= 0, nr[:k] + offset, -1).astype(np.int32))
+        parts["gain"].append(ng[:k].copy())
+        parts["value"].append(nv[:k].copy())
+        offset += k
+    left = np.concatenate(parts["left"])
+    internal = left >= 0
+    feature = np.where(internal, np.concatenate(parts["feature"]), -1).astype(np.int32)
+    bins = np.concatenate(parts["bin"])
+    thr = np.full(feature.shape[0], np.inf)
+    f_int = feature[internal].astype(np.int64)
+    e_idx = B.edge_off[f_int] + bins[internal]
+    has_edge = e_idx < B.edge_off[f_int + 1]
+    thr_int = np.full(f_int.shape[0], np.inf)
+    thr_int[has_edge] = B.edges[e_idx[has_edge]]
+    thr[internal] = thr_int
+    ens = TreeEnsemble(base_margin=base, roots=roots, feature=feature, threshold=thr,
+                       default_left=np.concatenate(parts["dl"]) & internal, left=left,
+                       right=np.concatenate(parts["right"]),
+                       gain=np.where(internal, np.concatenate(parts["gain"]), 0.0),
+                       value=np.ascontiguousarray(np.concatenate(parts["value"])),
+                       n_features=d)
+    return ens, margin

@@ -1,0 +1,46 @@
+"""Registers the plugin's learners with mlw (entry point ``xdcc = "mlw_xdcc.plugin"``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import mlw
+
+
+@mlw.hookimpl
+def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
+    from mlw_xdcc._common import BOOSTER_PARAM_DOCS as P
+    from mlw_xdcc.cc_xgb import CCXGB
+    from mlw_xdcc.ml_xgb import BRXGB, MLXGB
+    from mlw_xdcc.xdcc import XDCC
+
+    thr = {"threshold": "thresholding strategy applied to predict_proba (default 'fixed': 0.5)"}
+    register(mlw.LearnerSpec(
+        name="xdcc", factory=XDCC,
+        description="dynamic classifier chain of gradient-boosted multi-label trees (XDCC)",
+        param_docs={**P,
+                    "chain_length": "rounds of the dynamic chain (default: ceil(label "
+                                    "cardinality) + 1, at most the number of labels)",
+                    "cumulated": "Eq. 9: non-propagated labels take the max over rounds "
+                                 "(XDCC-cum); False: the last round's (XDCC-std)"},
+        tags=mlw.LearnerTags(predicts_scores=True, joint=True, sparse_input=True,
+                             allow_nan=True)))
+    register(mlw.LearnerSpec(
+        name="ml_xgb", factory=MLXGB,
+        description="gradient-boosted trees with one weight per label in each leaf (ML-XGB)",
+        param_docs={**P, **thr},
+        tags=mlw.LearnerTags(predicts_scores=True, joint=False, sparse_input=True,
+                             allow_nan=True)))
+    register(mlw.LearnerSpec(
+        name="br_xgb", factory=BRXGB,
+        description="binary relevance of single-label boosters (the ML-XGB booster, L=1)",
+        param_docs={**P, **thr},
+        tags=mlw.LearnerTags(predicts_scores=True, joint=False, sparse_input=True,
+                             allow_nan=True)))
+    register(mlw.LearnerSpec(
+        name="cc_xgb", factory=CCXGB,
+        description="greedy classifier chain of single-label boosters (the ML-XGB booster)",
+        param_docs={**P, "order": "label order: None for random (random_state) or a "
+                                  "permutation of range(L)"},
+        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
+                             sparse_input=True, allow_nan=True)))
