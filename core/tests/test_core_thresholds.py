@@ -276,3 +276,9 @@ def test_stored_zero_scores_never_predict_a_label(top_label):
     # the top-label rule picks the lowest index among tied maxima
     np.testing.assert_array_equal(apply_threshold(S, 0.9, top_label=True),
                                   [[0, 0, 0], [0, 1, 0], [1, 0, 0]])
+
+
+def test_strategy_objects_say_whether_they_need_training_scores_like_their_spec():
+    for name, spec in mlw.list_thresholds().items():
+        if name in {"fixed", "pcut", "cardinality", "one_threshold"}:
+            assert spec.factory().needs_training_scores is spec.needs_training_scores

@@ -133,7 +133,14 @@ def two_pass_search(objective: Callable[[float], float],
 
 
 class _Strategy:
-    """Shared plumbing: a repr showing the constructor options, like scikit-learn's."""
+    """Shared plumbing: a repr showing the constructor options, like scikit-learn's.
+
+    ``needs_training_scores`` says whether ``fit`` uses the training scores (the same
+    flag as the strategy's :class:`mlw.ThresholdSpec`), so a learner given a strategy
+    object can skip scoring its training data.
+    """
+
+    needs_training_scores: bool = True
 
     def __repr__(self) -> str:
         import inspect
@@ -170,6 +177,8 @@ class FixedThreshold(_Strategy):
         Give an instance with no label its top-scoring label.
     """
 
+    needs_training_scores = False
+
     def __init__(self, threshold: float = 0.5, *, top_label: bool = False) -> None:
         self.threshold = threshold
         self.top_label = top_label
@@ -198,6 +207,8 @@ class PCut(_Strategy):
     (k+1)-th largest score, which makes the same predictions whenever those differ, and
     floors the cut at 1e-5 where we never predict a score of 0.
     """
+
+    needs_training_scores = False
 
     def __init__(self) -> None:
         pass
