@@ -131,7 +131,7 @@ def make_threshold(choice: Any) -> tuple[Any, bool]:
     if hasattr(choice, "fit") and hasattr(choice, "predict"):
         import copy
 
-        return copy.deepcopy(choice), True
+        return copy.deepcopy(choice), bool(getattr(choice, "needs_training_scores", True))
     raise ValueError(f"threshold must be a registered strategy name or an object with "
                      f"fit/predict, got {choice!r}")
 
