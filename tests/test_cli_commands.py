@@ -107,6 +107,23 @@ def test_fit_cv_reports_fold_means_and_each_fold(install_plugins) -> None:
     assert {f["fold"] for f in out["folds"]} == {0, 1, 2, 3}
 
 
+def test_fit_on_a_named_split_uses_train_and_test(install_plugins, mulan_dir) -> None:
+    """``--data DIR/yeast`` finds yeast-train.arff and yeast-test.arff (and yeast.xml)."""
+    install_plugins(good="mlwtest_good")
+    result = invoke("fit", "-l", "fixture_prior", "--data", str(mulan_dir / "yeast"),
+                    "--json", "-m", "hamming_loss")
+    assert result.exit_code == 0, result.stderr
+    out = one_json(result.stdout)
+    assert (out["dataset"], out["n_train"], out["n_test"], out["evaluation"]) == (
+        "yeast", 1500, 917, "holdout")
+    # medical has one file only: 10-fold CV over it, with a note
+    result = invoke("fit", "-l", "fixture_prior", "--data", str(mulan_dir / "medical"),
+                    "--json", "-m", "hamming_loss")
+    assert result.exit_code == 0, result.stderr
+    assert one_json(result.stdout)["evaluation"] == "10-fold cv"
+    assert "note: medical has no test split: 10-fold cross-validation" in result.stderr
+
+
 def test_fit_on_a_single_file_defaults_to_10_fold_cv(install_plugins, mulan_dir) -> None:
     install_plugins(good="mlwtest_good")
     result = invoke("fit", "-l", "fixture_prior", "--data",
@@ -193,9 +210,12 @@ def test_show_model_prints_the_text_form(install_plugins) -> None:
      "error: give either --test (hold-out) or --cv (cross-validation), not both"),
     (["-l", "fixture_prior", "--cv", "1"], "error: --cv must be at least 2, got 1"),
     (["-l", "fixture_prior", "--data", "nosuch"],
-     "error: --data 'nosuch' is neither a file nor a bundled dataset (bundled: emotions)"),
+     "error: --data nosuch: no such file or dataset (bundled: emotions; a name NAME is also "
+     "looked up as NAME-train.arff/NAME-test.arff and in $MLW_DATA_PATH)"),
     (["-l", "fixture_prior", "--data", "missing/file.arff"],
-     "error: --data missing/file.arff: no such file"),
+     "error: --data missing/file.arff: no such file or dataset"),
+    (["-l", "fixture_prior", "--data", "emotions", "--test", "missing.arff"],
+     "error: --test missing.arff: no such file"),
     (["-l", "fixture_prior", "--save", "no/such/dir/m.mlw"],
      "error: --save no/such/dir/m.mlw: folder no/such/dir does not exist"),
 ])

@@ -73,9 +73,30 @@ class Plan:
     note: str | None = None
 
 
-def _is_path(text: str) -> bool:
-    p = Path(text)
-    return p.exists() or p.suffix != "" or "/" in text or "\\" in text
+def _named(source: str, test: str | None, cv: int | None, label: str) -> Plan:
+    """A dataset given by name (bundled, ``PATH/NAME`` with ``NAME-train.arff`` and
+    ``NAME-test.arff``, or found in ``$MLW_DATA_PATH``): its own split when it has one."""
+    train = mlw.load_dataset(source, split="train")
+    test_split: Dataset | None = mlw.load_dataset(source, split="test")
+    same = (train.provenance.get("path") is not None
+            and train.provenance.get("path") == test_split.provenance.get("path"))
+    if same:
+        test_split = None
+    if test is not None:
+        return Plan("holdout", train, _load_file(test, "--test"), None, label)
+    if cv is not None:
+        whole = concat(train, test_split, name=label) if test_split is not None else train
+        return Plan("cv", whole, None, cv, label)
+    if test_split is not None:
+        return Plan("holdout", train, test_split, None, label)
+    return Plan("cv", train, None, DEFAULT_CV, label,
+                note=f"{label} has no test split: {DEFAULT_CV}-fold cross-validation")
+
+
+def _load_file(path: str, option: str) -> Dataset:
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{option} {path}: no such file")
+    return mlw.load_dataset(path)
 
 
 def resolve(data: str | None, test: str | None, cv: int | None) -> Plan:
@@ -83,8 +104,10 @@ def resolve(data: str | None, test: str | None, cv: int | None) -> Plan:
 
     - ``--test PATH``: hold-out, train on ``--data``, evaluate on ``--test``;
     - ``--cv K``: K-fold iteratively stratified cross-validation over ``--data`` (for a
-      bundled dataset: over its train and test splits joined);
-    - neither, bundled dataset (the default ``emotions``): its standard train/test split;
+      dataset with a standard split: over its train and test parts joined);
+    - neither, a dataset name (bundled, such as the default ``emotions``, or
+      ``DIR/NAME`` with ``NAME-train.arff``/``NAME-test.arff``, or a name found in
+      ``$MLW_DATA_PATH``): its standard train/test split;
     - neither, a file: 10-fold cross-validation over the file.
     """
     if test is not None and cv is not None:
@@ -92,36 +115,23 @@ def resolve(data: str | None, test: str | None, cv: int | None) -> Plan:
     if cv is not None and cv < 2:
         raise ValueError(f"--cv must be at least 2, got {cv}")
     source = data or DEFAULT_DATA
-    bundled = _bundled_names()
-    if source in bundled and not Path(source).exists():
-        train = mlw.load_dataset(source, split="train")
-        test_split: Dataset | None = None
-        try:
-            test_split = mlw.load_dataset(source, split="test")
-        except (ValueError, LookupError, FileNotFoundError):
-            test_split = None
+    if Path(source).is_file():
+        train = mlw.load_dataset(source)
         if test is not None:
-            return Plan("holdout", train, mlw.load_dataset(test), None, source)
+            return Plan("holdout", train, _load_file(test, "--test"), None, train.name)
         if cv is not None:
-            whole = concat(train, test_split, name=source) if test_split is not None else train
-            return Plan("cv", whole, None, cv, source)
-        if test_split is not None:
-            return Plan("holdout", train, test_split, None, source)
-        return Plan("cv", train, None, DEFAULT_CV, source,
-                    note=f"{source} has no test split: {DEFAULT_CV}-fold cross-validation")
-    if not _is_path(source):
-        names = ", ".join(sorted(bundled)) or "none"
-        raise ValueError(f"--data {source!r} is neither a file nor a bundled dataset "
-                         f"(bundled: {names})")
-    if not Path(source).exists():
-        raise FileNotFoundError(f"--data {source}: no such file")
-    train = mlw.load_dataset(source)
-    if test is not None:
-        if not Path(test).exists():
-            raise FileNotFoundError(f"--test {test}: no such file")
-        return Plan("holdout", train, mlw.load_dataset(test), None, train.name)
-    if cv is not None:
-        return Plan("cv", train, None, cv, train.name)
-    return Plan("cv", train, None, DEFAULT_CV, train.name,
-                note=f"no --test or --cv given: {DEFAULT_CV}-fold cross-validation over "
-                     f"{source}")
+            return Plan("cv", train, None, cv, train.name)
+        return Plan("cv", train, None, DEFAULT_CV, train.name,
+                    note=f"no --test or --cv given: {DEFAULT_CV}-fold cross-validation over "
+                         f"{source}")
+    try:
+        return _named(source, test, cv, Path(source).name if source not in
+                      _bundled_names() else source)
+    except FileNotFoundError as exc:
+        if "no dataset" not in str(exc):
+            raise
+        names = ", ".join(sorted(_bundled_names())) or "none"
+        raise FileNotFoundError(
+            f"--data {source}: no such file or dataset (bundled: {names}; a name NAME is "
+            f"also looked up as NAME-train.arff/NAME-test.arff and in $MLW_DATA_PATH)"
+        ) from None

@@ -1,0 +1,63 @@
+"""Documentation checks in the manner of datasette's tests/test_docs.py: every hook,
+CLI command and option, and public API name is documented."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import mlw
+import pytest
+import typer.main
+from mlw import hookspecs
+from mlw_cli.main import app
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("mlw_register_"))
+
+
+def test_hookspecs_module_has_the_five_hooks() -> None:
+    assert HOOKS == ["mlw_register_generators", "mlw_register_learners",
+                     "mlw_register_loaders", "mlw_register_metrics",
+                     "mlw_register_thresholds"]
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_has_a_docstring_and_a_section(hook) -> None:
+    assert (getattr(hookspecs, hook).__doc__ or "").strip(), f"{hook} has no docstring"
+    headings = re.findall(r"^#+ (\S+)\s*$", (DOCS / "writing-plugins.md").read_text(),
+                          re.MULTILINE)
+    assert hook in headings, f"{hook} has no section in docs/writing-plugins.md"
+
+
+def _commands() -> dict:
+    group = typer.main.get_command(app)
+    assert hasattr(group, "commands")
+    return dict(group.commands)
+
+
+@pytest.mark.parametrize("command", sorted(_commands()))
+def test_every_cli_command_and_option_is_documented(command) -> None:
+    text = (DOCS / "cli.md").read_text()
+    headings = re.findall(r"^## `mlw ([a-z-]+)", text, re.MULTILINE)
+    assert command in headings, f"mlw {command} has no section in docs/cli.md"
+    section = text.split(f"## `mlw {command}", 1)[1].split("\n## ", 1)[0]
+    for param in _commands()[command].params:
+        for opt in getattr(param, "opts", []):
+            if opt.startswith("--"):
+                assert f"`{opt}" in section, f"mlw {command} {opt} is not in docs/cli.md"
+
+
+def test_exit_codes_and_json_keys_are_documented() -> None:
+    text = (DOCS / "cli.md").read_text()
+    for key in ("learner", "params", "dataset", "n_train", "n_test", "n_features",
+                "n_labels", "metrics", "fit_seconds", "predict_seconds", "folds"):
+        assert f'"{key}"' in text, key
+    for code in ("0", "1", "2"):
+        assert re.search(rf"^\| `?{code}`? \|", text, re.MULTILINE), f"exit code {code}"
+
+
+@pytest.mark.parametrize("name", sorted(mlw.__all__))
+def test_every_public_name_is_in_the_api_docs(name) -> None:
+    assert f"`{name}" in (DOCS / "api.md").read_text() or f"{name}(" in (
+        DOCS / "api.md").read_text(), f"mlw.{name} is not documented in docs/api.md"
