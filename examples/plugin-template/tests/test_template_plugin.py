@@ -36,9 +36,11 @@ def test_template_registers_its_learner_and_metric() -> None:
 def test_centroid_scores_are_one_at_the_positive_centroid() -> None:
     X, Y = _blobs()
     model = NearestCentroid(threshold="fixed").fit(X, Y)
-    scores = model.predict_proba(model.pos_centroids_[[0]])
+    # centroids live in the scaled space (features divided by their std)
+    np.testing.assert_allclose(model.inv_scale_, 1.0 / X.std(axis=0))
+    scores = model.predict_proba(model.pos_centroids_[[0]] / model.inv_scale_)
     assert scores[0, 0] == pytest.approx(1.0)
-    scores = model.predict_proba(model.neg_centroids_[[1]])
+    scores = model.predict_proba(model.neg_centroids_[[1]] / model.inv_scale_)
     assert scores[0, 1] == pytest.approx(0.0)
 
 
