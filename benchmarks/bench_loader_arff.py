@@ -50,6 +50,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import arff  # liac-arff
+
     from mlw.io.arff import loads_arff
 
     raw = _decompress(args.file)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import gzip
 import math
 
-import mlw
 import numpy as np
 import pytest
 import scipy.sparse as sp
+
+import mlw
 from mlw.io import DatasetWarning, load_arff
 from mlw.io.arff import IDENTIFIER_MIN_VALUES, binary_one_index, unquote
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import mlw
 import pytest
+
+import mlw
 from mlw.io import DataFormatError, load_arff
 from mlw.io.tabular import load_csv
 from mlw.io.xc import load_xc

@@ -6,10 +6,11 @@ from __future__ import annotations
 import bz2
 from pathlib import Path
 
-import mlw
 import numpy as np
 import pytest
 import scipy.sparse as sp
+
+import mlw
 from mlw.io import DatasetWarning, read_label_xml
 
 # file -> (instances, features, labels, sparse)

@@ -32,7 +32,7 @@ def read_label_xml(path: str | Path) -> list[str]:
     for el in root.iter():
         if el.tag == "label" or el.tag.endswith("}label"):
             name = el.get("name")
-            if name is None or not name.strip():
+            if not name:
                 raise DataFormatError(path, None, "a <label> element has no name attribute")
             if name in names:
                 raise DataFormatError(path, None, f"label {name!r} is listed twice")

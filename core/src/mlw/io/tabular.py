@@ -63,6 +63,8 @@ def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = No
     Y = np.zeros((n, len(labels)), dtype=np.uint8)
     for j, col in enumerate(labels):
         s = df.get_column(col)
+        if n == 0:
+            continue
         if s.null_count():
             row = int(np.flatnonzero(s.is_null().to_numpy())[0])
             raise DataFormatError(path, row + line_offset, f"missing value for label {col!r}")
@@ -88,7 +90,10 @@ def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = No
         if col in label_set:
             continue
         s = df.get_column(col)
-        if s.dtype == pl.Boolean:
+        if s.dtype == pl.Null or s.null_count() == n:  # no value at all (or no row)
+            blocks.append(np.full((n, 1), np.nan))
+            feature_names.append(col)
+        elif s.dtype == pl.Boolean:
             blocks.append(s.cast(pl.Float64).fill_null(np.nan).to_numpy().reshape(-1, 1))
             feature_names.append(col)
         elif s.dtype.is_numeric():

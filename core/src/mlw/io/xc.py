@@ -144,12 +144,18 @@ def _check_no_duplicates(M: sp.csr_matrix, path: Path, what: str) -> None:
                                           f"lists {what} {int(idx[dup[0] + 1])} twice")
 
 
+_ROW = re.compile(rb"^(\d+(,\d+)*)?([ \t]+\d+:\S+)*[ \t]*$|^\d+:\S+([ \t]+\d+:\S+)*[ \t]*$")
+
+
 def sniff_xc(head: bytes) -> bool:
-    """True when the first line is three integers and the second holds ``index:value``."""
+    """True when the first line is three integers and the second looks like an XC row."""
     lines = head.split(b"\n", 2)
-    if len(lines) < 2 or not _HEADER.match(lines[0].rstrip(b"\r")):
+    if not _HEADER.match(lines[0].rstrip(b"\r")):
         return False
-    return b":" in lines[1] or not lines[1].strip()
+    if len(lines) < 2 or not lines[1].strip():
+        return True
+    second = lines[1].rstrip(b"\r")
+    return len(lines) == 2 and len(second) > 200 or bool(_ROW.match(second))
 
 
 def write_xc(dataset: Dataset, path: str | Path) -> None:
