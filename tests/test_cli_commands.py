@@ -10,11 +10,12 @@ import csv
 import io
 import json
 
-import mlw
 import numpy as np
 import pytest
-from mlw_cli.main import app
 from typer.testing import CliRunner
+
+import mlw
+from mlw_cli.main import app
 
 CONTRACT_KEYS = {"learner", "params", "dataset", "n_train", "n_test", "n_features", "n_labels",
                  "metrics", "fit_seconds", "predict_seconds"}
@@ -105,6 +106,15 @@ def test_fit_cv_reports_fold_means_and_each_fold(install_plugins) -> None:
     # CV on the bundled dataset runs over its train and test splits joined (593 rows)
     assert sum(f["n_test"] for f in out["folds"]) == 593
     assert {f["fold"] for f in out["folds"]} == {0, 1, 2, 3}
+
+
+def test_cv_progress_bar_goes_to_stderr(install_plugins, monkeypatch) -> None:
+    install_plugins(good="mlwtest_good")
+    monkeypatch.setenv("MLW_PROGRESS", "1")  # draw it although stderr is not a terminal
+    result = invoke("fit", "-l", "fixture_prior", "--cv", "3", "--json", "-m", "hamming_loss")
+    assert result.exit_code == 0
+    assert "cross-validation" in result.stderr and "3/3" in result.stderr
+    assert len(one_json(result.stdout)["folds"]) == 3
 
 
 def test_fit_on_a_named_split_uses_train_and_test(install_plugins, mulan_dir) -> None:

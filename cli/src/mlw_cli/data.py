@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import mlw
 import numpy as np
 import scipy.sparse as sp
+
+import mlw
 from mlw.dataset import Dataset
 
 #: The default of ``mlw fit --data``: the dataset bundled with the core.

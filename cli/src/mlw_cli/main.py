@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
-import mlw
 import numpy as np
 import scipy.sparse as sp
 import typer
@@ -27,6 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+import mlw
 from mlw_cli.data import DEFAULT_DATA, bundled_datasets, resolve
 from mlw_cli.params import parse_params
 
@@ -284,7 +284,9 @@ def _fold_progress(enabled: bool) -> Iterator[Any]:
         return
     columns = (TextColumn("cross-validation"), BarColumn(), MofNCompleteColumn(),
                TextColumn("folds"), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True) as bar:
+    console = Console(stderr=True, force_terminal=True) if os.environ.get("MLW_PROGRESS") \
+        else err
+    with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("cv", total=None)
 
         def progress(done: int, total: int) -> None:
@@ -351,7 +353,8 @@ def fit(
             _eprint(f"note: {plan.note}")
         if plan.kind == "cv":
             assert plan.k is not None
-            with _fold_progress(err.is_terminal or bool(os.environ.get("MLW_PROGRESS"))) as cb:
+            show = err.is_terminal or bool(os.environ.get("MLW_PROGRESS"))
+            with _fold_progress(show) as cb:
                 result = cross_validate(estimator, plan.train, k=plan.k, seed=seed,
                                         metrics=metric_names, progress=cb)
             n_train, n_test = result.n_train, result.n_test
