@@ -1,0 +1,152 @@
+"""The dynamic chain: Eq. (8) propagation and freezing, separate-and-conquer, Eq. (9)
+cumulation, staged predictions; and the classifier chain's joint probability."""
+
+from __future__ import annotations
+
+import itertools
+
+import naive_xdcc as naive
+import numpy as np
+import pytest
+
+from mlw_xdcc import _kernels as K
+from mlw_xdcc import CCXGB, XDCC, BoosterParams, fit_ensemble
+from mlw_xdcc.binning import bin_matrix, cuts_of
+from mlw_xdcc.xdcc import ChainState
+
+
+def _toy(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    Y = np.c_[X[:, 0] > 0, X[:, 1] > 0.3, (X[:, 0] + X[:, 2]) > 0.5,
+              X[:, 3] > 1.0].astype(np.uint8)
+    return X, Y
+
+
+def test_propagation_rule_and_freezing_on_four_labels():
+    P = np.array([[0.9, 0.6, 0.2, 0.4],
+                  [0.3, 0.1, 0.45, 0.2]])
+    st = ChainState(2, 4)
+    expected = [  # (chosen label, value) per instance and round
+        [(0, 1.0), (1, 0.0)],    # highest >= 0.5 -> 1 ; else lowest -> 0
+        [(1, 1.0), (3, 0.0)],
+        [(2, 0.0), (0, 0.0)],    # 0.4 < 0.5: the lowest remaining (0.2) -> 0
+        [(3, 0.0), (2, 0.0)],
+    ]
+    for r, exp in enumerate(expected):
+        st.step(P)
+        for i, (j, v) in enumerate(exp):
+            assert st.chosen[i] == j
+            assert st.values[i, j] == v
+            assert st.frozen[i, j] == 1
+            assert st.prob_at[i, j] == P[i, j]
+        assert st.frozen.sum() == 2 * (r + 1)
+    st.step(P)                              # every label frozen: nothing left to choose
+    assert list(st.chosen) == [-1, -1]
+    np.testing.assert_array_equal(st.decision(True), [[1, 1, 0, 0], [0, 0, 0, 0]])
+
+
+def test_propagation_kernel_matches_naive():
+    rng = np.random.default_rng(3)
+    n, L = 50, 6
+    frozen = np.zeros((n, L), np.uint8)
+    values = np.full((n, L), np.nan)
+    fz, vl = frozen.tolist(), values.tolist()
+    for _ in range(L + 1):
+        P = rng.random((n, L)).round(2)          # rounding creates ties
+        chosen = np.empty(n, np.int64)
+        K.propagate_one(P, frozen, values, np.zeros((n, L)), chosen)
+        assert chosen.tolist() == naive.propagate_one(P.tolist(), fz, vl)
+        np.testing.assert_array_equal(frozen, np.array(fz))
+        np.testing.assert_array_equal(values, np.array(vl, dtype=float))
+
+
+def test_cumulated_and_standard_decisions():
+    st = ChainState(1, 3)
+    st.step(np.array([[0.9, 0.6, 0.1]]))    # label 0 propagated as 1
+    st.step(np.array([[0.2, 0.3, 0.4]]))    # label 1 propagated as 0 (0.4 < .5 -> lowest 0.3)
+    # label 2 is free: last round 0.4, max over rounds 0.4 ; label 1 had 0.6 before
+    np.testing.assert_array_equal(st.decision(True), [[1, 0, 0]])
+    np.testing.assert_allclose(st.proba(True), [[0.9, 0.3, 0.4]])
+    st2 = ChainState(1, 3)
+    st2.step(np.array([[0.9, 0.2, 0.7]]))   # label 0 -> 1
+    st2.step(np.array([[0.1, 0.45, 0.3]]))  # max free 0.45 < .5 -> lowest free: label 2 (0.3)
+    np.testing.assert_array_equal(st2.frozen, [[1, 0, 1]])
+    # label 1 free: cumulated max(0.2, 0.45) < .5 in both; check proba selection
+    np.testing.assert_allclose(st2.proba(True), [[0.9, 0.45, 0.3]])
+    st3 = ChainState(1, 3)
+    st3.step(np.array([[0.9, 0.8, 0.1]]))   # label 0 -> 1 ; label 1 had 0.8
+    st3.step(np.array([[0.2, 0.3, 0.05]]))  # label 2 -> 0 (lowest)
+    assert st3.decision(True)[0, 1] == 1 and st3.decision(False)[0, 1] == 0
+
+
+def test_separate_and_conquer_masks_gradients():
+    X, Y = _toy()
+    e, eo = cuts_of(X, 64)
+    mask = np.ones_like(Y)
+    mask[:, 2] = 0                         # label 2 frozen for every instance
+    mask[:100, 0] = 0                      # label 0 frozen for half of them
+    ens, margin = fit_ensemble(bin_matrix(X, e, eo), Y, BoosterParams(n_estimators=5),
+                               mask=mask)
+    assert np.all(ens.value[:, 2] == 0.0)  # no gradient, no weight
+    np.testing.assert_allclose(margin[:, 2], ens.base_margin[2])
+    # label 0 is learned from the unmasked half only: flipping the masked half's labels
+    # changes nothing
+    Y2 = Y.copy()
+    Y2[:100, 0] = 1 - Y2[:100, 0]
+    ens2, _ = fit_ensemble(bin_matrix(X, e, eo), Y2, BoosterParams(n_estimators=5),
+                           mask=mask, base_margin=ens.base_margin)
+    np.testing.assert_allclose(ens2.value, ens.value)
+
+
+def test_xdcc_fit_staged_and_both_variants():
+    X, Y = _toy(300)
+    m = XDCC(n_estimators=15, max_depth=3, chain_length=3).fit(X, Y)
+    assert m.chain_length_ == 3 and len(m.ensembles_) == 3
+    staged = list(m.staged_predict(X))
+    assert len(staged) == 3
+    np.testing.assert_array_equal(staged[-1], m.predict(X))
+    # after r rounds every instance has r frozen labels
+    assert np.all(m.train_state_.frozen.sum(axis=1) == 3)
+    both = m.predict_all(X)
+    np.testing.assert_array_equal(both["cum"], m.predict(X))
+    std = XDCC(n_estimators=15, max_depth=3, chain_length=3, cumulated=False).fit(X, Y)
+    np.testing.assert_array_equal(both["std"], std.predict(X))
+    P = m.predict_proba(X)
+    assert P.shape == Y.shape and np.all((P >= 0) & (P <= 1))
+    np.testing.assert_array_equal(m.predict(X), (P >= 0.5).astype(np.uint8))
+    assert (m.predict(X) == Y).mean() > 0.9
+    # the default chain length: ceil(cardinality) + 1
+    d = XDCC(n_estimators=3, max_depth=2).fit(X, Y)
+    assert d.chain_length_ == min(4, int(np.ceil(Y.sum(1).mean())) + 1)
+
+
+def test_xdcc_rounds_see_label_features():
+    """Every round's booster is trained on [x, p]: d + L features; in round 1 all
+    label-features are missing, so no tree of round 1 can split on them."""
+    X, Y = _toy(200)
+    m = XDCC(n_estimators=10, max_depth=3, chain_length=3).fit(X, Y)
+    d, L = X.shape[1], Y.shape[1]
+    assert all(e.n_features == d + L for e in m.ensembles_)
+    assert not np.any(m.ensembles_[0].feature >= d)
+
+
+def test_cc_log_proba_is_a_distribution():
+    X, Y = _toy(150)
+    Y = Y[:, :3]
+    m = CCXGB(n_estimators=10, max_depth=2, random_state=2).fit(X, Y)
+    total = np.zeros(X.shape[0])
+    for bits in itertools.product([0, 1], repeat=3):
+        Yb = np.tile(np.array(bits, np.uint8), (X.shape[0], 1))
+        total += np.exp(m.log_proba_of(X, Yb))
+    np.testing.assert_allclose(total, 1.0, rtol=1e-9)
+    # the greedy decision is the chain's own and follows its probabilities
+    np.testing.assert_array_equal(m.predict(X), (m.predict_proba(X) >= 0.5).astype(np.uint8))
+
+
+def test_cc_order_validation():
+    X, Y = _toy(50)
+    with pytest.raises(ValueError, match="permutation"):
+        CCXGB(n_estimators=2, order=[0, 0, 1, 2]).fit(X, Y)
+    m = CCXGB(n_estimators=2, order=[3, 2, 1, 0]).fit(X, Y)
+    assert m.order_.tolist() == [3, 2, 1, 0]

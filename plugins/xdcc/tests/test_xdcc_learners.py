@@ -1,0 +1,134 @@
+"""The registered learners: plugin registration, determinism, bad input, sparse input
+without densifying, sklearn conventions, real data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+import mlw
+from mlw_xdcc import BRXGB, CCXGB, MLXGB, XDCC
+
+ALL = (MLXGB, BRXGB, CCXGB, XDCC)
+
+
+def _toy(n=160, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    Y = np.c_[X[:, 0] > 0, X[:, 1] > 0.3, (X[:, 0] + X[:, 2]) > 0.5].astype(np.uint8)
+    return X, Y
+
+
+def test_registered_with_tags():
+    learners = mlw.list_learners()
+    for name in ("xdcc", "ml_xgb", "br_xgb", "cc_xgb"):
+        assert name in learners
+    assert learners["xdcc"].tags.joint and not learners["ml_xgb"].tags.joint
+    assert learners["cc_xgb"].tags.log_proba
+    assert all(learners[n].tags.allow_nan for n in ("xdcc", "ml_xgb", "br_xgb", "cc_xgb"))
+    m = mlw.get_learner("xdcc", n_estimators=5)
+    assert isinstance(m, XDCC) and m.n_estimators == 5
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_deterministic_under_seed(cls):
+    X, Y = _toy()
+    kw = dict(n_estimators=8, max_depth=3, subsample=0.7, colsample_bytree=0.6)
+    a = cls(random_state=3, **kw).fit(X, Y).predict_proba(X)
+    b = cls(random_state=3, **kw).fit(X, Y).predict_proba(X)
+    c = cls(random_state=4, **kw).fit(X, Y).predict_proba(X)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_bad_input(cls):
+    X, Y = _toy()
+    Xn = X.copy()
+    Xn[::7, 1] = np.nan                    # NaN is a missing value: accepted
+    m = cls(n_estimators=4, max_depth=2).fit(Xn, Y)
+    assert m.predict(Xn).shape == Y.shape
+    Xi = X.copy()
+    Xi[3, 2] = np.inf
+    with pytest.raises(ValueError, match="infinite"):
+        cls(n_estimators=2).fit(Xi, Y)
+    with pytest.raises(ValueError, match="infinite"):
+        m.predict(Xi)
+    with pytest.raises(ValueError, match="features"):
+        m.predict(X[:, :4])
+    with pytest.raises(ValueError, match="split"):
+        cls(n_estimators=2, split="gini").fit(X, Y)
+    with pytest.raises(ValueError, match="max_depth"):
+        cls(max_depth=-1).fit(X, Y)
+
+
+def test_xdcc_bad_chain_length():
+    X, Y = _toy()
+    with pytest.raises(ValueError, match="chain_length"):
+        XDCC(chain_length=0).fit(X, Y)
+    assert XDCC(n_estimators=2, chain_length=99).fit(X, Y).chain_length_ == Y.shape[1]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_csr_equals_dense_with_missing(cls):
+    """CSR input is never densified: an absent entry is missing, exactly like NaN in the
+    dense matrix, so both give the same model."""
+    rng = np.random.default_rng(5)
+    X, Y = _toy()
+    X[rng.random(X.shape) < 0.5] = 0.0
+    S = sp.csr_matrix(X)                  # zeros are absent
+    D = np.where(X == 0.0, np.nan, X)     # ... i.e. missing
+    kw = dict(n_estimators=6, max_depth=3)
+    a = cls(**kw).fit(S, Y)
+    b = cls(**kw).fit(D, Y)
+    np.testing.assert_allclose(a.predict_proba(S), b.predict_proba(D), rtol=1e-12)
+    np.testing.assert_array_equal(a.predict(S), b.predict(D))
+
+
+def test_sklearn_clone_and_sparse_labels():
+    X, Y = _toy()
+    m = clone(XDCC(n_estimators=3, chain_length=2))
+    assert m.get_params()["chain_length"] == 2
+    m.fit(X, sp.csr_matrix(Y))
+    assert m.predict(X).shape == Y.shape
+
+
+def test_ml_xgb_inspectable_trees():
+    X, Y = _toy()
+    m = MLXGB(n_estimators=3, max_depth=2).fit(X, Y)
+    t = m.ensemble_.tree(0)
+    internal = t["left"] >= 0
+    assert internal[0] and t["value"].shape[1] == Y.shape[1]
+    assert np.all(t["feature"][internal] >= 0) and np.all(t["gain"][internal] > 0)
+    np.testing.assert_allclose(m.decision_function(X)[:, 0] > 0, m.predict_proba(X)[:, 0] > .5)
+
+
+def test_real_data_emotions(mulan_dir):
+    tr = mlw.load_dataset(mulan_dir / "emotions-train.arff")
+    te = mlw.load_dataset(mulan_dir / "emotions-test.arff")
+    res = {}
+    for name in ("ml_xgb", "xdcc"):
+        m = mlw.get_learner(name, n_estimators=30, max_depth=3, learning_rate=0.2).fit(tr.X,
+                                                                                          tr.Y)
+        res[name] = mlw.evaluate(te.Y, m.predict(te.X), scores=m.predict_proba(te.X),
+                                 metrics=["hamming_loss", "f1_example"])
+    # a 6-label problem where predicting all-zero scores hamming 0.31 and F1 0
+    for r in res.values():
+        assert r["hamming_loss"] < 0.25 and r["f1_example"] > 0.5
+
+
+def test_sparse_text_enron_stays_sparse(mulan_dir, monkeypatch):
+    tr = mlw.load_dataset(mulan_dir / "enron-train.arff")
+    assert sp.issparse(tr.X)
+    Y = np.asarray(tr.Y.todense() if sp.issparse(tr.Y) else tr.Y)[:400]  # labels may be dense
+    X = tr.X[:400]
+
+    def no_dense(*a, **k):  # pragma: no cover - fails the test if called
+        raise AssertionError("X was densified")
+
+    monkeypatch.setattr(sp.csr_matrix, "toarray", no_dense)
+    monkeypatch.setattr(sp.csr_matrix, "todense", no_dense)
+    m = XDCC(n_estimators=5, max_depth=3, chain_length=2).fit(X, Y)
+    assert m.predict(X).shape == Y.shape
