@@ -9,8 +9,8 @@ import naive_xdcc as naive
 import numpy as np
 import pytest
 
-from mlw_xdcc import _kernels as K
 from mlw_xdcc import CCXGB, XDCC, BoosterParams, fit_ensemble
+from mlw_xdcc import _kernels as K
 from mlw_xdcc.binning import bin_matrix, cuts_of
 from mlw_xdcc.xdcc import ChainState
 

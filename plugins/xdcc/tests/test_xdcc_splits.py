@@ -58,8 +58,8 @@ def test_depth1_tree_gain_and_leaves_by_hand(split):
     gA = [-0.2, -0.8, 0.9, 0.1]
     gB = [0.8, 0.2, -0.1, -0.9]
     hA = hB = [0.16, 0.16, 0.09, 0.09]
-    gP = [a + b for a, b in zip(gA, gB)]       # (0.6, -0.6, 0.8, -0.8)
-    hP = [a + b for a, b in zip(hA, hB)]       # (0.32, 0.32, 0.18, 0.18)
+    gP = [a + b for a, b in zip(gA, gB, strict=False)]       # (0.6, -0.6, 0.8, -0.8)
+    hP = [a + b for a, b in zip(hA, hB, strict=False)]       # (0.32, 0.32, 0.18, 0.18)
     kind = split.split("_", 1)[1]
     if kind == "gain":
         s = lambda G, H: G * G / (H + 1.0)  # noqa: E731
@@ -70,13 +70,17 @@ def test_depth1_tree_gain_and_leaves_by_hand(split):
     deltas = [s(gA[j], hA[j]) + s(gB[j], hB[j]) - s(gP[j], hP[j]) for j in range(4)]
     expected = max(deltas) if split.startswith("max") else sum(deltas)
     tree = ens.tree(0)
+
+    def _w(g, h):
+        return [-gj / (hj + 1) for gj, hj in zip(g, h, strict=True)]
+
     assert tree["feature"][0] == 0
     assert tree["gain"][0] == pytest.approx(expected, rel=1e-9)
     assert tree["threshold"][0] == 1.0        # x < 1 goes left
     left, right = tree["left"][0], tree["right"][0]
-    np.testing.assert_allclose(tree["value"][left], [-g / (h + 1) for g, h in zip(gA, hA)])
-    np.testing.assert_allclose(tree["value"][right], [-g / (h + 1) for g, h in zip(gB, hB)])
-    np.testing.assert_allclose(tree["value"][0], [-g / (h + 1) for g, h in zip(gP, hP)])
+    np.testing.assert_allclose(tree["value"][left], _w(gA, hA))
+    np.testing.assert_allclose(tree["value"][right], _w(gB, hB))
+    np.testing.assert_allclose(tree["value"][0], _w(gP, hP))
 
 
 def test_criteria_disagree_where_the_table_says_they_should():

@@ -136,10 +136,10 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
             yield state
 
     def _final(self, X: Any) -> ChainState:
-        state = None
-        for state in self._states(X):
+        states = iter(self._states(X))
+        state = next(states)
+        for state in states:  # noqa: B007 - the last state is the result
             pass
-        assert state is not None
         return state
 
     def _predict_proba(self, X: Any) -> np.ndarray:
