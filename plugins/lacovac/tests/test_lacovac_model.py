@@ -104,7 +104,7 @@ def test_joint_distribution_sums_to_one_and_matches_marginals(cls, alpha):
     X = rng.normal(size=(80, 3))
     Y = (rng.random((80, 3)) < 0.4).astype(np.uint8)
     Y[:, 1] |= Y[:, 0]
-    model = cls(min_samples=4, alpha=alpha).fit(X, Y)
+    model = cls(min_samples=4, alpha=alpha, marginals="joint").fit(X, Y)
     Xq = rng.normal(size=(7, 3))
     combos = np.array(list(itertools.product([0, 1], repeat=3)), dtype=np.uint8)
     P = np.stack([np.exp(model.log_proba_of(Xq, np.repeat(c[None], 7, axis=0)))
@@ -123,12 +123,17 @@ def test_joint_distribution_sums_to_one_and_matches_marginals(cls, alpha):
 def test_mode_is_the_most_frequent_subset_of_the_leaf():
     X = np.zeros((6, 1))
     Y = np.array([[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [1, 1]], np.uint8)
-    model = LaCovaC(min_samples=1).fit(X, Y)  # X constant: one leaf (after VS?)
+    model = LaCovaC(min_samples=1).fit(X, Y)  # X constant: no horizontal split
     assert model.predict(np.zeros((2, 1))).tolist() == [[1, 0], [1, 0]]
-    P = model.predict_proba(np.zeros((1, 1)))[0]
-    # alpha = 1: (c_j + q_j) / (n + 1) with q_j = (c_j + 1) / (n + 2)
     c = np.array([4, 3])
-    assert np.allclose(P, (c + (c + 1) / 8) / 7)
+    # default marginals: Laplace, (c_j + 1) / (n + 2)
+    assert np.allclose(model.predict_proba(np.zeros((1, 1)))[0], (c + 1) / 8)
+    # joint marginals, alpha = 1: (c_j + q_j) / (n + 1) with q_j = (c_j + 1) / (n + 2)
+    joint = LaCovaC(min_samples=1, marginals="joint").fit(X, Y)
+    assert np.allclose(joint.predict_proba(np.zeros((1, 1)))[0], (c + (c + 1) / 8) / 7)
+    # a large alpha changes the probabilities, never the decision
+    big = LaCovaC(min_samples=1, alpha=1e6).fit(X, Y)
+    assert big.predict(np.zeros((1, 1))).tolist() == [[1, 0]]
 
 
 def test_all_labels_constant_gives_a_single_pure_leaf():
@@ -154,6 +159,8 @@ def test_bad_input_is_rejected_with_one_line_errors(cls):
         cls(alpha=-1.0).fit(X, Y)
     with pytest.raises(ValueError, match="max_bins"):
         cls(max_bins=1).fit(X, Y)
+    with pytest.raises(ValueError, match="marginals must be"):
+        cls(marginals="raw").fit(X, Y)
     model = cls(min_samples=2).fit(X, Y)
     with pytest.raises(ValueError, match="features"):
         model.predict(np.zeros((2, 3)))

@@ -7,10 +7,12 @@ A leaf with ``n`` rows, label counts ``c_j`` and observed subsets ``s`` seen
     Q(s) = prod_j q_j^s_j (1 - q_j)^(1 - s_j),   q_j = (c_j + 1) / (n + 2),
 
 a mixture of the observed frequencies and the independent Laplace-smoothed marginals;
-it is positive for every subset and sums to 1. Its marginals are
-``(c_j + alpha q_j) / (n + alpha)``. The joint decision is the observed subset with the
-highest ``P(s)``: the most frequent one, ties broken by ``Q``. With ``alpha = 0`` the
-raw frequencies are used (marginals may be exactly 0 or 1).
+it is positive for every subset and sums to 1 (``log_proba_of``). The marginal scores
+(``predict_proba``) are, by default (``marginals="laplace"``), the Laplace estimates
+``q_j`` as in the authors' implementation (MEKA LaCovaC with Laplace correction); with
+``marginals="joint"`` they are the marginals of ``P``, ``(c_j + alpha q_j) / (n + alpha)``. The joint decision is the most frequent observed
+subset, ties broken by ``Q`` (whatever ``alpha``: smoothing changes the probabilities,
+never the decision). With ``alpha = 0`` the joint uses the raw frequencies.
 """
 
 from __future__ import annotations
@@ -42,16 +44,20 @@ class LeafModel:
         return self._table
 
 
-def leaf_model(leaf: Leaf, alpha: float) -> LeafModel:
+def leaf_model(leaf: Leaf, alpha: float, marginals: str = "laplace") -> LeafModel:
     c = leaf.label_counts().astype(np.float64)
     n = float(leaf.n)
     q = (c + 1.0) / (n + 2.0)
-    marginal = (c + alpha * q) / (n + alpha) if n + alpha > 0 else q
+    if marginals == "laplace":
+        marginal = q
+    else:
+        marginal = (c + alpha * q) / (n + alpha) if n + alpha > 0 else q
     logq1, logq0 = np.log(q), np.log1p(-q)
     s = leaf.subsets.astype(np.float64)
     logQ = s @ logq1 + (1.0 - s) @ logq0
-    score = leaf.counts + alpha * np.exp(logQ)
-    best = int(np.argmax(score))  # first maximum: subsets are sorted by count
+    # the most frequent subset; ties go to the one more probable under Q
+    top = np.flatnonzero(leaf.counts == leaf.counts[0])
+    best = int(top[np.argmax(logQ[top])])
     return LeafModel(labels=leaf.labels, marginal=marginal, mode=leaf.subsets[best].copy(),
                      log_q1=logq1, log_q0=logq0, subsets=leaf.subsets, counts=leaf.counts,
                      n=leaf.n)

@@ -14,7 +14,12 @@ from mlw.validation import check_Y
 from mlw_lacovac._leaves import leaf_model, log_proba, predict_marginals, predict_modes
 from mlw_lacovac._tree import TreeBuilder
 from mlw_lacovac._kernels import histogram_bins
-from mlw_lacovac.model import _check_common, check_max_bins, check_training_data
+from mlw_lacovac.model import (
+    _check_common,
+    check_marginals,
+    check_max_bins,
+    check_training_data,
+)
 
 
 class LaCovaCForest(MultiLabelLearner):
@@ -32,7 +37,7 @@ class LaCovaCForest(MultiLabelLearner):
         Number of trees.
     max_features : "sqrt", "log2", int, float in (0, 1] or None
         Features considered at each horizontal split (None: all, i.e. plain bagging).
-    min_samples, z, alpha, max_bins :
+    min_samples, z, alpha, marginals, max_bins :
         As for :class:`~mlw_lacovac.LaCovaC`.
     bootstrap : bool
         Grow each tree on a bootstrap sample (otherwise on all rows).
@@ -45,7 +50,7 @@ class LaCovaCForest(MultiLabelLearner):
     def __init__(self, *, n_estimators: int = 10, max_features: Any = "sqrt",
                  min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
                  bootstrap: bool = True, random_state: int = 0,
-                 max_bins: int | None = 64) -> None:
+                 marginals: str = "laplace", max_bins: int | None = 64) -> None:
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.min_samples = min_samples
@@ -53,6 +58,7 @@ class LaCovaCForest(MultiLabelLearner):
         self.alpha = alpha
         self.bootstrap = bootstrap
         self.random_state = random_state
+        self.marginals = marginals
         self.max_bins = max_bins
 
     def _n_features(self, d: int) -> int | None:
@@ -74,6 +80,7 @@ class LaCovaCForest(MultiLabelLearner):
         m = _check_common(self.min_samples, self.alpha)
         if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
+        check_marginals(self.marginals)
         bins = check_max_bins(self.max_bins)
         Yc = check_training_data(X, Y, m)
         k = self._n_features(X.shape[1])
@@ -89,7 +96,8 @@ class LaCovaCForest(MultiLabelLearner):
                                max_bins=bins, xbin=xbin).fit(
                 X, Yc, rows=np.sort(rows))
             self.trees_.append(tree)
-            self.leaf_models_.append([leaf_model(lf, float(self.alpha)) for lf in tree.leaves])
+            self.leaf_models_.append([leaf_model(lf, float(self.alpha), self.marginals)
+                                     for lf in tree.leaves])
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         P = np.zeros((X.shape[0], self.n_labels_))

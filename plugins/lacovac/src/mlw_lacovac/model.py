@@ -16,6 +16,12 @@ from mlw_lacovac._leaves import leaf_model, log_proba, predict_marginals, predic
 from mlw_lacovac._tree import Tree, TreeBuilder
 
 
+def check_marginals(marginals: Any) -> str:
+    if marginals not in ("laplace", "joint"):
+        raise ValueError(f"marginals must be 'laplace' or 'joint', got {marginals!r}")
+    return str(marginals)
+
+
 def _check_common(min_samples: Any, alpha: Any) -> int:
     if isinstance(min_samples, bool) or not isinstance(min_samples, (int, np.integer)) \
             or min_samples < 1:
@@ -56,10 +62,12 @@ class MultiLabelTree(MultiLabelLearner):
 
     def _grow(self, X: Any, Y: Any, z: float) -> None:
         m = _check_common(self.min_samples, self.alpha)
+        check_marginals(self.marginals)
         bins = check_max_bins(self.max_bins)
         Yc = check_training_data(X, Y, m)
         self.tree_: Tree = TreeBuilder(self._method, m, z=z, max_bins=bins).fit(X, Yc)
-        self.leaf_models_ = [leaf_model(leaf, float(self.alpha)) for leaf in self.tree_.leaves]
+        self.leaf_models_ = [leaf_model(leaf, float(self.alpha), self.marginals)
+                             for leaf in self.tree_.leaves]
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return predict_marginals(self.tree_, self.leaf_models_, X, self.n_labels_)
@@ -168,8 +176,11 @@ class LaCovaC(MultiLabelTree):
     z : float
         Normal quantile of the correlation test, lambda_n = z / sqrt(n - 1).
     alpha : float
-        Leaf smoothing pseudo-count (see :mod:`mlw_lacovac._leaves`); 0 uses the raw
-        frequencies.
+        Pseudo-count of the leaf's smoothed joint distribution (``log_proba_of``, see
+        :mod:`mlw_lacovac._leaves`); 0 uses the raw subset frequencies.
+    marginals : "laplace" or "joint"
+        ``predict_proba``: the Laplace estimate (c_j + 1) / (n + 2) of each label in the
+        leaf (as the authors' implementation), or the marginals of the smoothed joint.
     max_bins : int or None
         Dense features: thresholds are tried only between values in different
         training-set quantile bins (``max_bins`` per feature); None tries every midpoint
@@ -188,10 +199,11 @@ class LaCovaC(MultiLabelTree):
     _method = "lacovac"
 
     def __init__(self, *, min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
-                 max_bins: int | None = 64) -> None:
+                 marginals: str = "laplace", max_bins: int | None = 64) -> None:
         self.min_samples = min_samples
         self.z = z
         self.alpha = alpha
+        self.marginals = marginals
         self.max_bins = max_bins
 
     def _fit(self, X: Any, Y: Any) -> None:
@@ -214,9 +226,10 @@ class LaCova(MultiLabelTree):
     _method = "lacova"
 
     def __init__(self, *, min_samples: int = 5, alpha: float = 1.0,
-                 max_bins: int | None = 64) -> None:
+                 marginals: str = "laplace", max_bins: int | None = 64) -> None:
         self.min_samples = min_samples
         self.alpha = alpha
+        self.marginals = marginals
         self.max_bins = max_bins
 
     def _fit(self, X: Any, Y: Any) -> None:
@@ -233,9 +246,10 @@ class MLC45(MultiLabelTree):
     _method = "ml_c45"
 
     def __init__(self, *, min_samples: int = 5, alpha: float = 1.0,
-                 max_bins: int | None = 64) -> None:
+                 marginals: str = "laplace", max_bins: int | None = 64) -> None:
         self.min_samples = min_samples
         self.alpha = alpha
+        self.marginals = marginals
         self.max_bins = max_bins
 
     def _fit(self, X: Any, Y: Any) -> None:

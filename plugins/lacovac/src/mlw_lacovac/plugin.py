@@ -7,8 +7,10 @@ import mlw
 _TREE = {
     "min_samples": "m: nodes with fewer rows are leaves; each child of a horizontal split "
                    "keeps at least m rows",
-    "alpha": "leaf smoothing pseudo-count towards the Laplace-smoothed independent "
-             "marginals (0 = raw subset frequencies)",
+    "alpha": "pseudo-count of the leaf joint distribution (log_proba_of) towards the "
+             "independent Laplace marginals (0 = raw subset frequencies)",
+    "marginals": "predict_proba: 'laplace' ((c+1)/(n+2) per leaf label, as the authors' "
+                 "code) or 'joint' (marginals of the smoothed joint)",
 }
 
 
