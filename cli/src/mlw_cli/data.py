@@ -78,11 +78,10 @@ def _named(source: str, test: str | None, cv: int | None, label: str) -> Plan:
     """A dataset given by name (bundled, ``PATH/NAME`` with ``NAME-train.arff`` and
     ``NAME-test.arff``, or found in ``$MLW_DATA_PATH``): its own split when it has one."""
     train = mlw.load_dataset(source, split="train")
-    test_split: Dataset | None = mlw.load_dataset(source, split="test")
+    other = mlw.load_dataset(source, split="test")
     same = (train.provenance.get("path") is not None
-            and train.provenance.get("path") == test_split.provenance.get("path"))
-    if same:
-        test_split = None
+            and train.provenance.get("path") == other.provenance.get("path"))
+    test_split: Dataset | None = None if same else other
     if test is not None:
         return Plan("holdout", train, _load_file(test, "--test"), None, label)
     if cv is not None:

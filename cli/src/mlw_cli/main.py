@@ -202,9 +202,10 @@ def datasets(
     """Bundled datasets, and the registered loaders (file formats) and generators."""
     with handle_errors():
         bundled = bundled_datasets()
-        loaders = [{"name": s.name, "suffixes": list(s.suffixes), "description": s.description,
-                    "plugin": _owner("loader", s.name)} for s in mlw.list_loaders().values()]
-        generators = [{"name": s.name, "description": s.description,
+        loaders: list[dict[str, Any]] = [
+            {"name": s.name, "suffixes": list(s.suffixes), "description": s.description,
+             "plugin": _owner("loader", s.name)} for s in mlw.list_loaders().values()]
+        generators: list[dict[str, Any]] = [{"name": s.name, "description": s.description,
                        "params": dict(s.param_docs), "plugin": _owner("generator", s.name)}
                       for s in mlw.list_generators().values()]
         if as_json:

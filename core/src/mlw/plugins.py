@@ -273,11 +273,12 @@ class PluginManager:
                     f"plugin {info.name!r} registered a {type(spec).__name__} where a "
                     f"{spec_type.__name__} was expected"
                 )
-            spec.validate()
-            if any(k == kind and n == spec.name for k, n, _ in staged):
+            checked: Any = spec
+            checked.validate()
+            if any(k == kind and n == checked.name for k, n, _ in staged):
                 raise RegistrationError(f"plugin {info.name!r} registers {kind} "
-                                        f"{spec.name!r} twice")
-            staged.append((kind, spec.name, spec))
+                                        f"{checked.name!r} twice")
+            staged.append((kind, checked.name, checked))
 
         return register
 
