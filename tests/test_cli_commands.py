@@ -175,8 +175,10 @@ class _ExtraPlugin:
                 raise RuntimeError("bug inside the learner")
 
         class Explained(PriorLearner):
-            def to_text(self):
-                return "prior: " + " ".join(f"{p:.2f}" for p in self.prior_)
+            def to_text(self, label_names=None):
+                names = label_names or [f"y{j}" for j in range(len(self.prior_))]
+                pairs = zip(names, self.prior_, strict=True)
+                return "prior: " + " ".join(f"{n}={p:.2f}" for n, p in pairs)
 
         register(mlw.LearnerSpec("fixture_crash", Crashing, "raises in fit"))
         register(mlw.LearnerSpec("fixture_text", Explained, "has to_text"))
@@ -197,13 +199,14 @@ def test_show_model_prints_the_text_form(install_plugins) -> None:
     pm.register(_ExtraPlugin(), name="extra")
     result = invoke("fit", "-l", "fixture_text", "--show-model", "-m", "hamming_loss")
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[-1].startswith("prior: 0.")
+    # to_text gets the dataset's label names because it accepts label_names
+    assert result.stdout.splitlines()[-1].startswith("prior: amazed-suprised=0.")
     result = invoke("fit", "-l", "fixture_prior", "--show-model", "-m", "hamming_loss")
     assert "note: learner 'fixture_prior' has no text form" in result.stderr
     with_json = invoke("fit", "-l", "fixture_text", "--show-model", "--json", "-m",
                        "hamming_loss")
     one_json(with_json.stdout)  # the text goes to stderr, the JSON stays alone
-    assert "prior: 0." in with_json.stderr
+    assert "prior: amazed-suprised=0." in with_json.stderr
 
 
 @pytest.mark.parametrize("args, message", [

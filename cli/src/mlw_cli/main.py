@@ -316,6 +316,20 @@ def _metrics_table(result: Any) -> Table:
     return table
 
 
+def _model_text(model: Any, data: Any) -> str:
+    """``model.to_text()``, given the dataset's feature and label names when it takes
+    ``feature_names`` / ``label_names`` keywords."""
+    import inspect
+
+    try:
+        accepted = inspect.signature(model.to_text).parameters
+    except (TypeError, ValueError):
+        accepted = {}
+    kwargs = {k: list(v) for k, v in (("feature_names", data.feature_names),
+                                      ("label_names", data.label_names)) if k in accepted}
+    return str(model.to_text(**kwargs))
+
+
 @app.command("fit")
 def fit(
     learner: Annotated[str, typer.Option("--learner", "-l", help="Registered learner name.")],
@@ -383,7 +397,7 @@ def fit(
         text = None
         if show_model:
             if hasattr(model, "to_text"):
-                text = model.to_text()
+                text = _model_text(model, plan.train)
             else:
                 _eprint(f"note: learner {learner!r} has no text form (no to_text())")
 
@@ -424,7 +438,7 @@ def fit(
         out.print(_metrics_table(result))
         out.print(caption, markup=False)
         if text is not None:
-            out.print(text, markup=False, highlight=False)
+            sys.stdout.write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
 
 
 # --- predict -------------------------------------------------------------------------------------
