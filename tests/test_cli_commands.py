@@ -61,6 +61,24 @@ def test_fit_with_the_template_learner_prints_the_contract(run_mlw) -> None:
     assert "folds" not in out
 
 
+def test_fit_br_on_yeast_prints_the_contract(run_mlw, mulan_dir) -> None:
+    """The issue's acceptance command, end to end with the real plugins."""
+    proc = run_mlw("fit", "--learner", "br", "--data", str(mulan_dir / "yeast-train.arff"),
+                   "--test", str(mulan_dir / "yeast-test.arff"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = one_json(proc.stdout)
+    assert CONTRACT_KEYS <= set(out)
+    assert (out["learner"], out["dataset"], out["n_train"], out["n_test"], out["n_features"],
+            out["n_labels"]) == ("br", "yeast-train", 1500, 917, 103, 14)
+    assert {"subset_accuracy", "hamming_loss", "accuracy", "f1_example", "f1_micro",
+            "f1_macro", "log_loss", "one_error", "coverage", "ranking_loss",
+            "average_precision"} <= set(out["metrics"])
+    assert "cll_loss" not in out["metrics"]  # BR has no joint model
+    # measured: hamming 0.204, f1_micro 0.631 (BR + logistic regression, threshold 0.5)
+    assert 0.18 < out["metrics"]["hamming_loss"] < 0.23
+    assert 0.58 < out["metrics"]["f1_micro"] < 0.68
+
+
 def test_disabled_template_is_listed_as_disabled_and_unknown_to_fit(run_mlw) -> None:
     env = {"MLW_DISABLE_PLUGINS": "template"}
     proc = run_mlw("list-plugins", "--json", env=env)
