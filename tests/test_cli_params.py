@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from mlw_cli.params import parse_params, parse_value
 
 KNOWN = {"k": 10, "alpha": 1.0, "top_label": True, "threshold": "pcut", "order": None,

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import mlw
 import pytest
 import typer.main
+
+import mlw
 from mlw import hookspecs
 from mlw_cli.main import app
 

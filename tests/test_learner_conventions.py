@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pickle
 
-import mlw
 import numpy as np
 import pytest
-from mlw import IterativeStratifiedKFold
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
@@ -17,6 +15,9 @@ from sklearn.metrics import f1_score, hamming_loss, make_scorer
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+
+import mlw
+from mlw import IterativeStratifiedKFold
 
 BASELINES = ["br", "cc", "lp", "pcc"]
 FAST = {"base_estimator": "decision_tree"}  # keeps these tests quick on a loaded machine

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-import mlw
 import numpy as np
 import pytest
+
+import mlw
 from mlw.plugins import PluginManager, UnknownNameError
 
 
@@ -179,9 +180,9 @@ def test_disable_by_star_or_distribution_name(install_plugins, monkeypatch, valu
 
 
 def test_entry_point_name_clash_between_distributions(install_plugins, monkeypatch) -> None:
-    import mlw.plugins as plugins
-
     from conftest import FakeDistribution, FakeEntryPoint
+
+    import mlw.plugins as plugins
 
     eps = [FakeEntryPoint("same", "mlwtest_good", FakeDistribution("mlw-a", "1.0")),
            FakeEntryPoint("same", "mlwtest_duplicate", FakeDistribution("mlw-b", "1.0"))]

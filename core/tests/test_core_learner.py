@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import mlw
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from mlw.thresholds import FixedThreshold
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
+
+import mlw
+from mlw.thresholds import FixedThreshold
 
 
 class ScoreLearner(mlw.MultiLabelLearner):

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import mlw
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.model_selection import KFold, cross_val_score
+
+import mlw
 from mlw.model_selection import (
     IterativeStratifiedKFold,
     cross_validate,
     holdout,
     iterative_stratification,
 )
-from sklearn.model_selection import KFold, cross_val_score
 
 
 def label_distribution(Y: Any, folds: np.ndarray, k: int) -> float:

@@ -11,9 +11,10 @@ import textwrap
 import time
 from pathlib import Path
 
-import mlw
 import numpy as np
 import pytest
+
+import mlw
 from mlw import persistence
 from mlw.persistence import (
     ModelFileError,
@@ -131,6 +132,15 @@ def test_not_a_model_file_and_truncated_files(pm, tmp_path) -> None:
         load_model(path)
     with pytest.raises(FileNotFoundError, match="model file not found"):
         load_model(tmp_path / "missing.mlw")
+
+
+def test_model_whose_code_is_gone_is_refused_clearly(pm, tmp_path) -> None:
+    path = save_model(_fitted(), tmp_path / "m.mlw")
+    blob = path.read_bytes().replace(b"FrequencyLearner", b"FrequencyLearnex")
+    path.write_bytes(blob)
+    with pytest.raises(ModelVersionError, match="the model needs code that is not installed "
+                                                "or has changed"):
+        load_model(path, check=False)
 
 
 def test_header_is_read_without_unpickling(pm, tmp_path) -> None:

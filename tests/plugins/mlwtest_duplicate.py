@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import mlw
 from mlwtest_good import PriorLearner
+
+import mlw
 
 
 @mlw.hookimpl

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import mlw
 import numpy as np
+
+import mlw
 
 
 class PriorLearner(mlw.MultiLabelLearner):

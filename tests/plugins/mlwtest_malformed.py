@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import mlw
 from mlwtest_good import PriorLearner, mean_labels
+
+import mlw
 
 
 @mlw.hookimpl

@@ -251,4 +251,8 @@ def load_model(path: str | os.PathLike[str], *, check: bool = True) -> Any:
             model = pickle.load(fh)
         except (EOFError, pickle.UnpicklingError) as exc:
             raise ModelFileError(f"{p}: truncated or corrupt model data ({exc})") from None
+        except (ImportError, AttributeError) as exc:
+            raise ModelVersionError(
+                f"{p}: the model needs code that is not installed or has changed "
+                f"({type(exc).__name__}: {exc}); saved with {header.get('plugins')}") from None
     return model

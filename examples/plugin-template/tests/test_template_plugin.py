@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pickle
 
-import mlw
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
+
+import mlw
 from mlw_plugin_template import NearestCentroid, cardinality_error
 from mlw_plugin_template import plugin as template_plugin
-from sklearn.base import clone
 
 
 def _blobs(seed: int = 0, n: int = 200) -> tuple[np.ndarray, np.ndarray]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import mlw
 import numpy as np
 import scipy.sparse as sp
+
+import mlw
 
 
 def _col_means(X: Any, rows: np.ndarray) -> np.ndarray:
