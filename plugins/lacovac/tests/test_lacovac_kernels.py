@@ -163,7 +163,7 @@ def test_histogram_bins_only_restrict_candidates():
     X = X + np.random.default_rng(0).normal(0, 0.01, X.shape)  # all values distinct
     tc, tC, lptr, lidx, rows = _stats(Y)
     xbin = K.histogram_bins(X, 4)
-    assert xbin.max() <= 3
+    assert xbin.shape == (4, 60) and xbin.max() <= 3
     f, t, q = K.best_split_dense(np.ascontiguousarray(X.T), xbin, rows, lptr, lidx, tc, tC, np.arange(4), 2,
                                  K.CRIT_LACOVA)
     exact = K.best_split_dense(np.ascontiguousarray(X.T), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
@@ -172,7 +172,7 @@ def test_histogram_bins_only_restrict_candidates():
     left = X[:, f] <= t
     assert naive.split_quality(Y, left, 0) == pytest.approx(q)
     # the threshold lies between two bins
-    assert set(xbin[left, f]).isdisjoint(set(xbin[~left, f]))
+    assert set(xbin[f, left]).isdisjoint(set(xbin[f, ~left]))
 
 
 def test_lacova_covariance_threshold_formula():

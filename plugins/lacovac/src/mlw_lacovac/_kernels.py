@@ -344,8 +344,8 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
     transpose ``XT`` (d, n), C-contiguous, so a feature's values are contiguous.
 
     Each child must keep at least ``min_leaf`` rows. Thresholds are midpoints between
-    consecutive distinct values; when ``xbin`` (per-value histogram bin ids, same shape
-    as ``X``) is not empty, only the pairs of consecutive values in different bins are
+    consecutive distinct values; when ``xbin`` (per-value histogram bin ids, shaped like
+    ``XT``) is not empty, only the pairs of consecutive values in different bins are
     candidates. Returns ``(feature, threshold, quality)``, feature -1 when no split is
     valid; ties keep the first feature and the first threshold.
     """
@@ -379,7 +379,7 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
             v1 = vals[order[i + 1]]
             if v0 == v1 or nl < min_leaf or n - nl < min_leaf:
                 continue
-            if use_bins and xbin[rows[t], f] == xbin[rows[order[i + 1]], f]:
+            if use_bins and xbin[f, rows[t]] == xbin[f, rows[order[i + 1]]]:
                 continue
             q = _candidate(nl, n, c, C, acc, tc, tC, tot, pj, pk, crit, best_q, pbuf)
             if q < best_q - 1e-12:
@@ -398,15 +398,15 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
 
 
 def histogram_bins(X, max_bins):
-    """Per-value bin ids (uint16) of a dense ``X``: each column is cut at its distinct
-    quantiles ``k / max_bins``, k = 1..max_bins-1."""
+    """Per-value bin ids (uint16) of a dense ``X``, transposed to (d, n): each column is
+    cut at its distinct quantiles ``k / max_bins``, k = 1..max_bins-1."""
     n, d = X.shape
-    out = np.empty((n, d), np.uint16)
+    out = np.empty((d, n), np.uint16)
     qs = np.arange(1, max_bins) / max_bins
     for f in range(d):
         col = X[:, f]
         edges = np.unique(np.quantile(col, qs))
-        out[:, f] = np.searchsorted(edges, col, side="right")
+        out[f] = np.searchsorted(edges, col, side="right")
     return out
 
 
