@@ -473,37 +473,42 @@ def add_tree_binned(dense, codes, indptr, indices, bins, node_feat, node_bin, no
 
 
 @njit(cache=True)
-def _walk(x, roots, t0, t1, feat, thr, dl, left, right, value, out_row):
+def _walk(x, roots, t0, t1, feat, thr, dl, left, value, out_row):
+    """Add the leaf weights of trees t0..t1-1 for one raw row ``x`` (NaN = missing).
+    The right child of a node is always ``left + 1``; unsigned node ids spare numba's
+    negative-index wraparound checks in this hot loop."""
     L = value.shape[1]
     for t in range(t0, t1):
-        nid = roots[t]
-        while left[nid] >= 0:
-            v = x[feat[nid]]
-            if np.isnan(v):
-                go_left = dl[nid]
-            else:
-                go_left = v < thr[nid]
-            nid = left[nid] if go_left else right[nid]
+        nid = np.uint64(roots[t])
+        while True:
+            lc = left[nid]
+            if lc < 0:
+                break
+            v = x[np.uint64(feat[nid])]
+            go_right = not (v < thr[nid])
+            if go_right and dl[nid] and np.isnan(v):
+                go_right = False
+            nid = np.uint64(lc) + np.uint64(go_right)
         for j in range(L):
             out_row[j] += value[nid, j]
 
 
 @njit(cache=True)
-def predict_dense(X, roots, t0, t1, feat, thr, dl, left, right, value, out):
+def predict_dense(X, roots, t0, t1, feat, thr, dl, left, value, out):
     """Add the outputs of trees ``t0..t1-1`` (root node ids ``roots``) to ``out``."""
     for i in range(X.shape[0]):
-        _walk(X[i], roots, t0, t1, feat, thr, dl, left, right, value, out[i])
+        _walk(X[i], roots, t0, t1, feat, thr, dl, left, value, out[i])
 
 
 @njit(cache=True)
 def predict_sparse(indptr, indices, data, n_features, roots, t0, t1, feat, thr, dl, left,
-                   right, value, out):
+                   value, out):
     """As :func:`predict_dense` for CSR rows; absent entries are missing."""
     x = np.full(n_features, np.nan)
     for i in range(indptr.shape[0] - 1):
         for q in range(indptr[i], indptr[i + 1]):
             x[indices[q]] = data[q]
-        _walk(x, roots, t0, t1, feat, thr, dl, left, right, value, out[i])
+        _walk(x, roots, t0, t1, feat, thr, dl, left, value, out[i])
         for q in range(indptr[i], indptr[i + 1]):
             x[indices[q]] = np.nan
 

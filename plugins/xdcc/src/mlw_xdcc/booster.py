@@ -105,11 +105,11 @@ class TreeEnsemble:
             K.predict_sparse(X.indptr.astype(np.int64), X.indices.astype(np.int32),
                              X.data.astype(np.float64), int(X.shape[1]), self.roots, 0, t1,
                              self.feature, self.threshold, self.default_left, self.left,
-                             self.right, self.value, out)
+                             self.value, out)
         else:
             K.predict_dense(np.ascontiguousarray(X, dtype=np.float64), self.roots, 0, t1,
                             self.feature, self.threshold, self.default_left, self.left,
-                            self.right, self.value, out)
+                            self.value, out)
         return out
 
     def predict_proba(self, X: Any, n_trees: int | None = None) -> np.ndarray:
