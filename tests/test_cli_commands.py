@@ -344,6 +344,21 @@ def test_datasets_json_lists_bundled_loaders_and_generators(install_plugins) -> 
     assert "emotions" in table.stdout and "fixture_blobs" in table.stdout
 
 
+def test_learners_lists_and_describes(install_plugins) -> None:
+    install_plugins(good="mlwtest_good")
+    rows = one_json(invoke("learners", "--json").stdout)
+    assert [r["name"] for r in rows] == ["fixture_prior"]
+    one = one_json(invoke("learners", "fixture_prior", "--json").stdout)
+    assert one["plugin"] == "good" and "predicts_scores" in one["tags"]
+    assert one["params"] == [{"name": "threshold", "default": "fixed", "doc": "strategy"},
+                             {"name": "smoothing", "default": 0.0,
+                              "doc": "Laplace smoothing"}]
+    table = invoke("learners", "fixture_prior")
+    assert "smoothing" in table.stdout and "Laplace smoothing" in table.stdout
+    unknown = invoke("learners", "fixture_pior")
+    assert unknown.exit_code == 2 and "did you mean 'fixture_prior'" in unknown.stderr
+
+
 def test_version_lists_mlw_and_plugins(install_plugins) -> None:
     install_plugins(good="mlwtest_good")
     result = invoke("--version")

@@ -194,6 +194,51 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
+# --- learners ------------------------------------------------------------------------------------
+def _learner_dict(name: str, spec: Any) -> dict[str, Any]:
+    return {"name": name, "description": spec.description, "plugin": _owner("learner", name),
+            "tags": spec.tags.as_list(),
+            "params": [{"name": p.name, "default": p.default, "doc": p.doc}
+                       for p in spec.params]}
+
+
+@app.command("learners")
+def learners(
+    name: Annotated[str | None, typer.Argument(help="Show one learner's parameters.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Registered learners, or one learner's parameters with defaults and documentation."""
+    with handle_errors():
+        pm = mlw.plugins.get_plugin_manager()
+        if name is not None:
+            info = _learner_dict(name, pm.learner(name))
+            if as_json:
+                _print_json(info)
+                return
+            out = _out()
+            out.print(f"{name}: {info['description']}", markup=False)
+            out.print(f"plugin: {info['plugin']}; tags: {', '.join(info['tags']) or '-'}",
+                      markup=False)
+            t = Table()
+            for col in ("parameter", "default", "description"):
+                t.add_column(col, overflow="fold")
+            for p in info["params"]:
+                t.add_row(p["name"], _escape(repr(p["default"])), _escape(p["doc"] or ""))
+            out.print(t)
+            return
+        rows = [_learner_dict(n, s) for n, s in sorted(pm.learners().items())]
+        if as_json:
+            _print_json(rows)
+            return
+        t = Table(title="learners (details: mlw learners NAME)", title_justify="left")
+        for col in ("learner", "plugin", "tags", "description"):
+            t.add_column(col, overflow="fold")
+        for r in rows:
+            t.add_row(r["name"], _escape(r["plugin"] or "-"), ", ".join(r["tags"]),
+                      _escape(r["description"]))
+        _out().print(t)
+
+
 # --- datasets ------------------------------------------------------------------------------------
 @app.command("datasets")
 def datasets(
