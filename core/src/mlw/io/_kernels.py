@@ -54,7 +54,7 @@ _FNV_PRIME = np.uint64(1099511628211)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _is_ws(c: np.uint8) -> bool:
     return c == 32 or c == 9 or c == 13
 
@@ -131,26 +131,23 @@ def parse_number(buf, s, e):
     return NUM_OK, -v if neg else v
 
 
-@njit(cache=True, inline="always")
-def _hash(arr, s, e, attr):
-    h = _FNV_OFFSET ^ (np.uint64(attr) * _GOLDEN)
-    for i in range(s, e):
-        h = h ^ np.uint64(arr[i])
-        h = h * _FNV_PRIME
-    return h
-
-
 @njit(cache=True)
-def build_nominal_table(blob, val_start, val_end, val_attr):
-    """Open-addressing hash table over (attribute, value bytes) -> global value index."""
-    n = val_start.shape[0]
+def build_nominal_table(blob, vinfo):
+    """Open-addressing hash table over (attribute, value bytes) -> row of ``vinfo``.
+
+    ``vinfo[v] = (start, end, attribute, code)``: value ``v`` is ``blob[start:end]``, the
+    ``code``-th declared value of ``attribute``.
+    """
+    n = vinfo.shape[0]
     size = 16
     while size < 2 * n + 1:
         size *= 2
     table = np.full(size, -1, dtype=np.int64)
     mask = np.uint64(size - 1)
     for v in range(n):
-        h = _hash(blob, val_start[v], val_end[v], val_attr[v])
+        h = _FNV_OFFSET ^ (np.uint64(vinfo[v, 2]) * _GOLDEN)
+        for i in range(vinfo[v, 0], vinfo[v, 1]):
+            h = (h ^ np.uint64(blob[i])) * _FNV_PRIME
         j = np.int64(h & mask)
         while table[j] != -1:
             j = (j + 1) & (size - 1)
@@ -158,19 +155,22 @@ def build_nominal_table(blob, val_start, val_end, val_attr):
     return table
 
 
-@njit(cache=True, inline="always")
-def _lookup(arr, s, e, attr, table, blob, val_start, val_end, val_attr):
+@njit(cache=True)
+def lookup_nominal(arr, s, e, attr, table, blob, vinfo):
+    """Row of ``vinfo`` holding value ``arr[s:e]`` of ``attr``, or -1."""
+    h = _FNV_OFFSET ^ (np.uint64(attr) * _GOLDEN)
+    for i in range(s, e):
+        h = (h ^ np.uint64(arr[i])) * _FNV_PRIME
     size = table.shape[0]
-    h = _hash(arr, s, e, attr)
     j = np.int64(h & np.uint64(size - 1))
     ln = e - s
     while True:
         v = table[j]
         if v == -1:
             return -1
-        if val_attr[v] == attr and val_end[v] - val_start[v] == ln:
+        if vinfo[v, 2] == attr and vinfo[v, 1] - vinfo[v, 0] == ln:
             same = True
-            b0 = val_start[v]
+            b0 = vinfo[v, 0]
             for k in range(ln):
                 if blob[b0 + k] != arr[s + k]:
                     same = False
@@ -182,10 +182,10 @@ def _lookup(arr, s, e, attr, table, blob, val_start, val_end, val_attr):
 
 @njit(cache=True)
 def _unescape(buf, s, e, scratch):
-    """Weka's backslash escapes in a quoted token -> scratch[0:n]; returns n.
+    """Weka's backslash escapes of a quoted token -> ``scratch[0:n]``; returns n.
 
-    ``\\\\``, ``\\'``, ``\\"``, ``\\%``, ``\\n``, ``\\t``, ``\\r`` are replaced; any other
-    backslash is kept (as :func:`mlw.io.arff.unquote` does for header names).
+    Backslash + one of ``\\ ' " %`` gives that character, ``\\n \\t \\r`` the control
+    characters; any other backslash is kept (as :func:`mlw.io.arff.unquote` does).
     """
     n = 0
     i = s
@@ -227,100 +227,9 @@ def _closing_quote(buf, p, le):
     return -1
 
 
-@njit(cache=True, inline="always")
-def _store(buf, ts, te, quoted, attr, kinds, table, blob, val_start, val_end, val_attr,
-           val_code, scratch, cols, vals, fb_flag, nnz, err, line):
-    """Store one value at ``nnz``; returns the new ``nnz`` (or sets ``err``).
-
-    NaN marks ``?``. A number needing Python's ``float`` is stored as its byte offset
-    with ``fb_flag`` set; the wrapper re-parses it.
-    """
-    k = kinds[attr]
-    if k == KIND_SKIP:
-        return nnz
-    if not quoted and te - ts == 1 and buf[ts] == 63:
-        cols[nnz] = attr
-        vals[nnz] = np.nan
-        return nnz + 1
-    if k == KIND_NUMERIC:
-        st, v = parse_number(buf, ts, te)
-        if st == NUM_BAD:
-            err[0] = ERR_NUMBER
-            err[1] = line
-            err[2] = ts
-            err[3] = te
-            err[4] = attr
-            return nnz
-        if st == NUM_FALLBACK:
-            cols[nnz] = attr
-            vals[nnz] = np.float64(ts)
-            fb_flag[nnz] = 1
-            return nnz + 1
-        if v != 0.0:
-            cols[nnz] = attr
-            vals[nnz] = v
-            nnz += 1
-        return nnz
-    # nominal
-    if quoted:
-        m = _unescape(buf, ts, te, scratch)
-        g = _lookup(scratch, 0, m, attr, table, blob, val_start, val_end, val_attr)
-    else:
-        g = _lookup(buf, ts, te, attr, table, blob, val_start, val_end, val_attr)
-    if g < 0:
-        err[0] = ERR_NOMINAL
-        err[1] = line
-        err[2] = ts
-        err[3] = te
-        err[4] = attr
-        return nnz
-    c = val_code[g]
-    if c != 0:
-        cols[nnz] = attr
-        vals[nnz] = c
-        nnz += 1
-    return nnz
-
-
-@njit(cache=True, inline="always")
-def _token(buf, p, le, stop2, err, line):
-    """Read a token at p (quoted or up to ',' / stop2); returns (ts, te, quoted, p_after)."""
-    if p < le and (buf[p] == 39 or buf[p] == 34):
-        q = _closing_quote(buf, p, le)
-        if q < 0:
-            err[0] = ERR_QUOTE
-            err[1] = line
-            err[2] = p
-            err[3] = le
-            return p, p, True, le
-        return p + 1, q, True, q + 1
-    ts = p
-    while p < le and buf[p] != 44 and buf[p] != stop2:
-        p += 1
-    te = p
-    while te > ts and _is_ws(buf[te - 1]):
-        te -= 1
-    return ts, te, False, p
-
-
-@njit(cache=True)
-def _weight_block(buf, p, le):
-    """A ``{weight}`` block at p (Weka's instance weight); position after it or -1."""
-    if p >= le or buf[p] != 123:
-        return -1
-    while p < le and buf[p] != 125:
-        p += 1
-    if p >= le:
-        return -1
-    p += 1
-    while p < le and _is_ws(buf[p]):
-        p += 1
-    return p
-
-
 @njit(cache=True)
 def _skip_weight(buf, p, le):
-    """After a row: optional ``, {weight}``; returns the position after it or -1."""
+    """After a sparse row: an optional ``, {weight}``; the position after it, or -1."""
     while p < le and _is_ws(buf[p]):
         p += 1
     if p >= le:
@@ -330,6 +239,12 @@ def _skip_weight(buf, p, le):
     p += 1
     while p < le and _is_ws(buf[p]):
         p += 1
+    return _weight_block(buf, p, le)
+
+
+@njit(cache=True)
+def _weight_block(buf, p, le):
+    """A ``{weight}`` block at p (Weka's instance weight); position after it or -1."""
     if p >= le or buf[p] != 123:
         return -1
     while p < le and buf[p] != 125:
@@ -352,137 +267,29 @@ def _fail(err, code, line, s, e, extra):
 
 
 @njit(cache=True)
-def _sparse_row(buf, p, le, row, line, kinds, table, blob, val_start, val_end, val_attr,
-                val_code, scratch, cols, vals, fb_flag, nnz, last_seen, err):
-    """One ``{i v, j w, ...}`` row starting after ``{``; returns (nnz, has_weight)."""
-    n_attrs = kinds.shape[0]
-    closed = False
-    while True:
-        while p < le and _is_ws(buf[p]):
-            p += 1
-        if p >= le:
-            break
-        c = buf[p]
-        if c == 125:
-            p += 1
-            closed = True
-            break
-        if c == 44:  # an empty entry, e.g. slashdot's "{,3125 1}"
-            p += 1
-            continue
-        if not (48 <= c <= 57):
-            q = p
-            while q < le and not _is_ws(buf[q]) and buf[q] != 44 and buf[q] != 125:
-                q += 1
-            _fail(err, ERR_SPARSE_INDEX, line, p, max(q, p + 1), 0)
-            return nnz, False
-        idx = np.int64(0)
-        s0 = p
-        while p < le and 48 <= buf[p] <= 57:
-            if idx < 1_000_000_000_000:
-                idx = idx * 10 + (np.int64(buf[p]) - 48)
-            p += 1
-        if idx >= n_attrs:
-            _fail(err, ERR_INDEX_RANGE, line, s0, p, idx)
-            return nnz, False
-        if last_seen[idx] == row:
-            _fail(err, ERR_DUPLICATE, line, s0, p, idx)
-            return nnz, False
-        last_seen[idx] = row
-        if p >= le or not _is_ws(buf[p]):
-            _fail(err, ERR_SPARSE_SYNTAX, line, s0, min(p + 1, le), 0)
-            return nnz, False
-        while p < le and _is_ws(buf[p]):
-            p += 1
-        ts, te, quoted, p = _token(buf, p, le, 125, err, line)
-        if err[0] != 0:
-            return nnz, False
-        if te == ts and not quoted:
-            _fail(err, ERR_EMPTY, line, s0, p, idx)
-            return nnz, False
-        nnz = _store(buf, ts, te, quoted, idx, kinds, table, blob, val_start, val_end,
-                     val_attr, val_code, scratch, cols, vals, fb_flag, nnz, err, line)
-        if err[0] != 0:
-            return nnz, False
-        while p < le and _is_ws(buf[p]):
-            p += 1
-        if p < le and buf[p] == 44:
-            p += 1
-        elif p < le and buf[p] == 125:
-            p += 1
-            closed = True
-            break
-        else:
-            _fail(err, ERR_SPARSE_SYNTAX, line, min(p, le), min(p + 1, le), 0)
-            return nnz, False
-    if not closed:
-        _fail(err, ERR_SPARSE_SYNTAX, line, le, le, 0)
-        return nnz, False
-    q = _skip_weight(buf, p, le)
-    if q < 0 or q < le:
-        _fail(err, ERR_TRAILING, line, p, le, 0)
-        return nnz, False
-    return nnz, q > p
-
-
-@njit(cache=True)
-def _dense_row(buf, p, le, line, kinds, table, blob, val_start, val_end, val_attr,
-               val_code, scratch, cols, vals, fb_flag, nnz, err):
-    """One ``v1,v2,...`` row; returns (nnz, has_weight)."""
-    n_attrs = kinds.shape[0]
-    start = p
-    a = 0
-    while True:
-        while p < le and _is_ws(buf[p]):
-            p += 1
-        if a >= n_attrs:
-            if _weight_block(buf, p, le) == le:
-                return nnz, True
-            _fail(err, ERR_TOO_MANY, line, p, le, 0)
-            return nnz, False
-        ts, te, quoted, p = _token(buf, p, le, 44, err, line)
-        if err[0] != 0:
-            return nnz, False
-        if te == ts and not quoted:
-            _fail(err, ERR_EMPTY, line, ts, ts, a)
-            return nnz, False
-        nnz = _store(buf, ts, te, quoted, a, kinds, table, blob, val_start, val_end,
-                     val_attr, val_code, scratch, cols, vals, fb_flag, nnz, err, line)
-        if err[0] != 0:
-            return nnz, False
-        a += 1
-        while p < le and _is_ws(buf[p]):
-            p += 1
-        if p >= le:
-            break
-        if buf[p] != 44:
-            _fail(err, ERR_TRAILING, line, p, le, 0)
-            return nnz, False
-        p += 1
-        if p >= le and a < n_attrs:
-            _fail(err, ERR_EMPTY, line, p, p, a)
-            return nnz, False
-    if a < n_attrs:
-        _fail(err, ERR_TOO_FEW, line, start, le, a)
-    return nnz, False
-
-
-@njit(cache=True)
-def parse_arff_rows(buf, first_line, kinds, blob, val_start, val_end, val_attr, val_code,
-                    max_rows, max_entries):
+def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
     """Tokenise the ``@data`` section of an ARFF file into attribute-level CSR arrays.
 
     Dense rows (``v1,v2,...``) and sparse rows (``{i v, j w}``) may be mixed; blank
-    lines and ``%`` comment lines are skipped; a trailing ``,{w}`` instance weight is
-    skipped (and counted). Values are stored per attribute: the number for a numeric
-    attribute, the index of the declared value for a nominal one (absent = index 0, as
-    in sparse ARFF), NaN for ``?``. Zeros are not stored. Returns ``(indptr, cols,
-    vals, row_line, fb_flag, n_rows, nnz, n_sparse_rows, n_weights, err)``; where
-    ``fb_flag`` is set, ``vals`` holds the byte offset of a number for Python's
-    ``float`` to parse.
+    lines and ``%`` comment lines are skipped; empty entries of a sparse row (slashdot's
+    ``{,3125 1}``) are skipped; a trailing ``,{w}`` instance weight is skipped and
+    counted. Values are stored per attribute: the number for a numeric attribute, the
+    index of the declared value for a nominal one (absent = index 0, as in sparse ARFF),
+    NaN for ``?``. Zeros are not stored. Nominal values are found through a hash table
+    over (attribute, bytes) built from ``blob``/``vinfo`` (see
+    :func:`build_nominal_table`).
+
+    The per-value work is written inline in this one loop on purpose: calling a helper
+    that takes many arrays costs a reference-count update per array per value, which
+    made the tokeniser several times slower.
+
+    Returns ``(indptr, cols, vals, row_line, fb_flag, n_rows, nnz, n_sparse_rows,
+    n_weights, err)``; where ``fb_flag`` is set, ``vals`` holds the byte offset of a
+    number for Python's ``float`` to parse.
     """
     n_attrs = kinds.shape[0]
-    table = build_nominal_table(blob, val_start, val_end, val_attr)
+    table = build_nominal_table(blob, vinfo)
+    tmask = np.uint64(table.shape[0] - 1)
     indptr = np.zeros(max_rows + 1, dtype=np.int64)
     cols = np.empty(max_entries, dtype=np.int32)
     vals = np.empty(max_entries, dtype=np.float64)
@@ -508,22 +315,190 @@ def parse_arff_rows(buf, first_line, kinds, blob, val_start, val_end, val_attr, 
             p += 1
         while le > p and _is_ws(buf[le - 1]):
             le -= 1
-        if p < le and buf[p] != 37:
-            row_line[row] = line
-            if buf[p] == 123:
-                n_sparse += 1
-                nnz, w = _sparse_row(buf, p + 1, le, row, line, kinds, table, blob, val_start,
-                                     val_end, val_attr, val_code, scratch, cols, vals, fb_flag,
-                                     nnz, last_seen, err)
+        if p >= le or buf[p] == 37:  # blank or comment line
+            pos = eol + 1
+            line += 1
+            continue
+        row_line[row] = line
+        sparse = buf[p] == 123
+        stop = 44
+        if sparse:
+            n_sparse += 1
+            p += 1
+            stop = 125
+        start = p
+        a = 0
+        closed = False
+        weight = False
+        while True:
+            # -- locate the next value: its attribute and byte span [ts, te) --------
+            attr = 0
+            if sparse:
+                while p < le and _is_ws(buf[p]):
+                    p += 1
+                if p >= le:
+                    break
+                c = buf[p]
+                if c == 125:
+                    p += 1
+                    closed = True
+                    break
+                if c == 44:  # an empty entry
+                    p += 1
+                    continue
+                if not (48 <= c <= 57):
+                    q = p
+                    while q < le and not _is_ws(buf[q]) and buf[q] != 44 and buf[q] != 125:
+                        q += 1
+                    _fail(err, ERR_SPARSE_INDEX, line, p, max(q, p + 1), 0)
+                    break
+                s0 = p
+                idx = np.int64(0)
+                while p < le and 48 <= buf[p] <= 57:
+                    if idx < 1_000_000_000_000:
+                        idx = idx * 10 + (np.int64(buf[p]) - 48)
+                    p += 1
+                if idx >= n_attrs:
+                    _fail(err, ERR_INDEX_RANGE, line, s0, p, idx)
+                    break
+                if last_seen[idx] == row:
+                    _fail(err, ERR_DUPLICATE, line, s0, p, idx)
+                    break
+                last_seen[idx] = row
+                if p >= le or not _is_ws(buf[p]):
+                    _fail(err, ERR_SPARSE_SYNTAX, line, s0, min(p + 1, le), 0)
+                    break
+                while p < le and _is_ws(buf[p]):
+                    p += 1
+                attr = idx
             else:
-                nnz, w = _dense_row(buf, p, le, line, kinds, table, blob, val_start, val_end,
-                                    val_attr, val_code, scratch, cols, vals, fb_flag, nnz, err)
-            if err[0] != 0:
+                while p < le and _is_ws(buf[p]):
+                    p += 1
+                if a >= n_attrs:
+                    if _weight_block(buf, p, le) == le:
+                        weight = True
+                        break
+                    _fail(err, ERR_TOO_MANY, line, p, le, 0)
+                    break
+                attr = a
+                a += 1
+            quoted = False
+            if p < le and (buf[p] == 39 or buf[p] == 34):
+                q = _closing_quote(buf, p, le)
+                if q < 0:
+                    _fail(err, ERR_QUOTE, line, p, le, attr)
+                    break
+                ts = p + 1
+                te = q
+                quoted = True
+                p = q + 1
+            else:
+                ts = p
+                while p < le and buf[p] != 44 and buf[p] != stop:
+                    p += 1
+                te = p
+                while te > ts and _is_ws(buf[te - 1]):
+                    te -= 1
+                if te == ts:
+                    _fail(err, ERR_EMPTY, line, ts, ts, attr)
+                    break
+            # -- store it -------------------------------------------------------------
+            k = kinds[attr]
+            if k == KIND_SKIP:
+                pass
+            elif not quoted and te - ts == 1 and buf[ts] == 63:  # '?'
+                cols[nnz] = attr
+                vals[nnz] = np.nan
+                nnz += 1
+            elif k == KIND_NUMERIC:
+                st, v = parse_number(buf, ts, te)
+                if st == NUM_BAD:
+                    _fail(err, ERR_NUMBER, line, ts, te, attr)
+                    break
+                if st == NUM_FALLBACK:
+                    cols[nnz] = attr
+                    vals[nnz] = np.float64(ts)
+                    fb_flag[nnz] = 1
+                    nnz += 1
+                elif v != 0.0:
+                    cols[nnz] = attr
+                    vals[nnz] = v
+                    nnz += 1
+            else:
+                g = -1
+                if quoted:
+                    m = _unescape(buf, ts, te, scratch)
+                    g = lookup_nominal(scratch, 0, m, attr, table, blob, vinfo)
+                else:
+                    h = _FNV_OFFSET ^ (np.uint64(attr) * _GOLDEN)
+                    for i in range(ts, te):
+                        h = (h ^ np.uint64(buf[i])) * _FNV_PRIME
+                    j = np.int64(h & tmask)
+                    ln = te - ts
+                    while True:
+                        cand = table[j]
+                        if cand == -1:
+                            break
+                        if vinfo[cand, 2] == attr and vinfo[cand, 1] - vinfo[cand, 0] == ln:
+                            b0 = vinfo[cand, 0]
+                            same = True
+                            for kk in range(ln):
+                                if blob[b0 + kk] != buf[ts + kk]:
+                                    same = False
+                                    break
+                            if same:
+                                g = cand
+                                break
+                        j = (j + 1) & (table.shape[0] - 1)
+                if g < 0:
+                    _fail(err, ERR_NOMINAL, line, ts, te, attr)
+                    break
+                code = vinfo[g, 3]
+                if code != 0:
+                    cols[nnz] = attr
+                    vals[nnz] = code
+                    nnz += 1
+            # -- the separator after it ----------------------------------------------
+            while p < le and _is_ws(buf[p]):
+                p += 1
+            if sparse:
+                if p < le and buf[p] == 44:
+                    p += 1
+                elif p < le and buf[p] == 125:
+                    p += 1
+                    closed = True
+                    break
+                else:
+                    _fail(err, ERR_SPARSE_SYNTAX, line, min(p, le), min(p + 1, le), 0)
+                    break
+            else:
+                if p >= le:
+                    break
+                if buf[p] != 44:
+                    _fail(err, ERR_TRAILING, line, p, le, 0)
+                    break
+                p += 1
+                if p >= le and a < n_attrs:
+                    _fail(err, ERR_EMPTY, line, p, p, a)
+                    break
+        if err[0] != 0:
+            break
+        if sparse:
+            if not closed:
+                _fail(err, ERR_SPARSE_SYNTAX, line, le, le, 0)
                 break
-            if w:
-                n_weights += 1
-            row += 1
-            indptr[row] = nnz
+            q = _skip_weight(buf, p, le)
+            if q < 0 or q < le:
+                _fail(err, ERR_TRAILING, line, p, le, 0)
+                break
+            weight = q > p
+        elif a < n_attrs and not weight:
+            _fail(err, ERR_TOO_FEW, line, start, le, a)
+            break
+        if weight:
+            n_weights += 1
+        row += 1
+        indptr[row] = nnz
         pos = eol + 1
         line += 1
     return indptr, cols, vals, row_line, fb_flag, row, nnz, n_sparse, n_weights, err

@@ -375,10 +375,7 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
     """Run the tokeniser over the ``@data`` section: attribute-level CSR and row lines."""
     attrs = header.attributes
     blob_parts: list[bytes] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    owners: list[int] = []
-    codes: list[int] = []
+    info: list[tuple[int, int, int, int]] = []
     off = 0
     for a, att in enumerate(attrs):
         if kinds[a] != K.KIND_NOMINAL:
@@ -386,19 +383,14 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
         for c, v in enumerate(att.values):
             b = v.encode("utf-8")
             blob_parts.append(b)
-            starts.append(off)
+            info.append((off, off + len(b), a, c))
             off += len(b)
-            ends.append(off)
-            owners.append(a)
-            codes.append(c)
     blob = np.frombuffer(b"".join(blob_parts) or b"\0", dtype=np.uint8)
+    vinfo = np.array(info, dtype=np.int64).reshape(-1, 4)
     buf = np.frombuffer(raw, dtype=np.uint8)[header.data_offset:]
     max_rows = raw.count(b"\n", header.data_offset) + 1
     max_entries = raw.count(b",", header.data_offset) + max_rows
-    out = K.parse_arff_rows(buf, header.data_line, kinds, blob,
-                            np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64),
-                            np.asarray(owners, dtype=np.int64), np.asarray(codes, dtype=np.int64),
-                            max_rows, max_entries)
+    out = K.parse_arff_rows(buf, header.data_line, kinds, blob, vinfo, max_rows, max_entries)
     indptr, cols, vals, row_line, fb_flag, n_rows, nnz, n_sparse, n_weights, err = out
     if err[0] != K.ERR_OK:
         _kernel_error(err, buf, attrs, path)
