@@ -34,9 +34,9 @@ MULAN = ROOT.parent / "shared" / "datasets" / "mulan"
 SETTINGS = dict(n_estimators=100, max_depth=6, learning_rate=0.3)
 
 
-def timed(fn):
+def timed(fn, *args):
     w, c = time.perf_counter(), time.process_time()
-    out = fn()
+    out = fn(*args)
     return out, time.perf_counter() - w, time.process_time() - c
 
 
@@ -85,14 +85,14 @@ def main() -> int:
         ours = MLXGB(**SETTINGS, max_bin=256)
         peer = xgb.XGBClassifier(tree_method="hist", multi_strategy="multi_output_tree",
                                  max_bin=256, n_jobs=args.xgb_threads, **SETTINGS)
-        _, fw_o, fc_o = timed(lambda: ours.fit(tr.X, Ytr))
-        _, fw_p, fc_p = timed(lambda: peer.fit(tr.X, Ytr))
+        _, fw_o, fc_o = timed(ours.fit, tr.X, Ytr)
+        _, fw_p, fc_p = timed(peer.fit, tr.X, Ytr)
         pw_o, pc_o, pw_p, pc_p = [], [], [], []
         for _ in range(args.repeat):
-            P_o, w_, c_ = timed(lambda: ours.predict_proba(te.X))
+            P_o, w_, c_ = timed(ours.predict_proba, te.X)
             pw_o.append(w_)
             pc_o.append(c_)
-            P_p, w_, c_ = timed(lambda: peer.predict_proba(te.X))
+            P_p, w_, c_ = timed(peer.predict_proba, te.X)
             pw_p.append(w_)
             pc_p.append(c_)
         q_o = quality(Yte, (P_o >= 0.5).astype(np.uint8))
@@ -110,7 +110,7 @@ def main() -> int:
         rows.append((name, fc_o / fc_p, med(pc_o) / max(med(pc_p), 1e-9)))
         if not args.skip_xdcc:
             x = XDCC(**SETTINGS)
-            _, xw, xc = timed(lambda: x.fit(tr.X, Ytr))
+            _, xw, xc = timed(x.fit, tr.X, Ytr)
             c = x.chain_length_
             qx = quality(Yte, x.predict(te.X))
             print(f"  xdcc c={c}: fit {xw:.2f}s wall {xc:.2f}s cpu; c x ml_xgb fit = "
@@ -125,8 +125,8 @@ def main() -> int:
         print(f"== {name} (sparse: {type(tr.X).__name__}, nnz {tr.X.nnz}, shape {tr.X.shape},"
               f" L={Ytr.shape[1]})")
         for label, model in (("ml_xgb", MLXGB(**SETTINGS)), ("xdcc", XDCC(**SETTINGS))):
-            _, fw, fc = timed(lambda m=model: m.fit(tr.X, Ytr))
-            P, pw, _ = timed(lambda m=model: m.predict(te.X))
+            _, fw, fc = timed(model.fit, tr.X, Ytr)
+            P, pw, _ = timed(model.predict, te.X)
             q = quality(Yte, P)
             extra = f" c={model.chain_length_}" if label == "xdcc" else ""
             print(f"  {label}{extra}: fit {fw:.2f}s wall {fc:.2f}s cpu, predict {pw:.3f}s; "

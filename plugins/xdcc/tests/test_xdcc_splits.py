@@ -117,11 +117,12 @@ def _grow(B, g, h, crit, lam=1.0, mcw=0.0, depth=1, eta=1.0):
                 ndl=np.empty(max_nodes, np.bool_), nl=np.empty(max_nodes, np.int32),
                 nr=np.empty(max_nodes, np.int32), ng=np.empty(max_nodes),
                 nv=np.empty((max_nodes, L)))
-    pool = np.empty((depth + 3, B.total_bins, 2 * L + 1))
+    pool = np.full((depth + 3, B.total_bins, 2 * L + 1), np.nan)   # dirty on purpose
     k = K.grow_tree(B.dense, B.codes, B.indptr, B.indices, B.bins, B.feat_off,
                     np.ones(d, np.bool_), np.arange(d, dtype=np.int64), GH,
                     np.arange(n, dtype=np.int64), L, depth, SPLIT_CRITERIA.index(crit), lam,
-                    0.0, mcw, eta, pool, np.empty(n, np.int64), *arrs.values())
+                    0.0, mcw, eta, pool, np.zeros(depth + 3, np.bool_), np.empty(n, np.int64),
+                    *arrs.values())
     return k, arrs
 
 
@@ -217,3 +218,32 @@ def test_missing_values_learn_a_default_direction():
     gain, f, thr, dl = _root_split(X, g2, h, "sum_gain")
     assert dl is True and 1.0 < thr <= 5.0
     assert math.isfinite(gain)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_boosting_rounds_equal_exact_boosting(sparse):
+    """Several rounds (buffers reused and cleaned across trees) equal boosting with the
+    exact recursive builder: logistic gradients, priors as base margins."""
+    rng = np.random.default_rng(11)
+    n, d, L = 80, 4, 3
+    X = rng.normal(size=(n, d)).round(1)
+    X[rng.random((n, d)) < 0.3] = np.nan
+    Y = (rng.random((n, L)) < 0.4).astype(np.uint8)
+    if sparse:
+        mask = ~np.isnan(X)
+        Xin = sp.csr_matrix((X[mask], np.nonzero(mask)[1], np.r_[0, np.cumsum(mask.sum(1))]),
+                            shape=X.shape)
+    else:
+        Xin = X
+    params = BoosterParams(n_estimators=4, max_depth=4, learning_rate=0.5, reg_lambda=1.0,
+                           min_child_weight=0.2)
+    e, eo = cuts_of(Xin, 256)
+    ens, margin = fit_ensemble(bin_matrix(Xin, e, eo), Y, params)
+    ref = np.tile(ens.base_margin, (n, 1))
+    for _ in range(4):
+        p = 1 / (1 + np.exp(-ref))
+        g, h = p - Y, p * (1 - p)
+        ref = ref + np.array(naive.exact_tree_outputs(X.tolist(), g.tolist(), h.tolist(),
+                                                      "sum_gain", 1.0, 0.2, 0.5, 4))
+    np.testing.assert_allclose(margin, ref, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ens.decision_function(Xin), ref, rtol=1e-9, atol=1e-9)

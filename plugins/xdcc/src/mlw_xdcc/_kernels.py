@@ -313,20 +313,58 @@ def _partition(dense, codes, indptr, indices, bins, rows, start, end, f, b, dl, 
 # growing one tree
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
+def _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hist):
+    if dense:
+        hist_dense(codes, feat_off, fmask, rows, start, end, GH, hist)
+    else:
+        hist_sparse(indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hist)
+
+
+@njit(cache=True)
+def _unbuild(dense, codes, indptr, indices, bins, feat_off, fmask, rows, start, end, hist):
+    """Zero exactly the histogram rows that the rows ``rows[start:end]`` touch."""
+    W = hist.shape[1]
+    for k in range(start, end):
+        r = rows[k]
+        if dense:
+            for f in range(codes.shape[1]):
+                b = codes[r, f]
+                if fmask[f] and b != MISSING:
+                    for w in range(W):
+                        hist[feat_off[f] + b, w] = 0.0
+        else:
+            for q in range(indptr[r], indptr[r + 1]):
+                f = indices[q]
+                b = bins[q]
+                if fmask[f] and b != MISSING:
+                    for w in range(W):
+                        hist[feat_off[f] + b, w] = 0.0
+
+
+@njit(cache=True)
 def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
-              L, max_depth, crit, lam, gamma, mcw, eta, pool, tmp,
+              L, max_depth, crit, lam, gamma, mcw, eta, pool, clean, tmp,
               node_feat, node_bin, node_dl, node_left, node_right, node_gain, node_value):
     """Grow one tree depth-first (the same tree as level-wise growth: no leaf limit).
 
-    Histograms come from a pool of ``max_depth + 3`` buffers: the smaller child is
-    built from its rows, the larger one is the parent's histogram minus the smaller
-    (the subtraction trick, done in the parent's buffer).  Splits whose gain is below
-    ``gamma`` are pruned bottom-up afterwards, as XGBoost does.  Leaf values are
-    ``eta * (-G_j / (H_j + lam))``.  Returns the number of nodes.
+    Histograms live in a pool of buffers (``clean[s]``: buffer ``s`` is all zero; the
+    flags persist across trees).  For a large node the smaller child is built from its
+    rows and the larger one is the parent's histogram minus the smaller (the
+    subtraction trick, in the parent's buffer).  When a node has so few rows that
+    building both children costs less than touching every bin, both are built from
+    their rows and their buffers are cleaned afterwards by zeroing only the bins their
+    rows touched.  Splits whose gain is below ``gamma`` are pruned bottom-up
+    afterwards, as XGBoost does.  Leaf values are ``eta * (-G_j / (H_j + lam))``.
+    Returns the number of nodes.
     """
     W = 2 * L + 1
     m = rows.shape[0]
     n_slots = pool.shape[0]
+    total_bins = pool.shape[1]
+    n_active = 0
+    for f in range(fmask.shape[0]):
+        if fmask[f]:
+            n_active += 1
     free = np.empty(n_slots, dtype=np.int64)
     n_free = n_slots
     for s in range(n_slots):
@@ -335,15 +373,15 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
     sums = np.zeros((max_nodes, W))
     acc = np.empty(W)
     left_sum = np.empty(W)
-    # stack of (node, start, end, depth, slot)
+    # stack of (node, start, end, depth, slot, built-from-rows)
     st_node = np.empty(2 * max_depth + 4, dtype=np.int64)
     st_start = np.empty_like(st_node)
     st_end = np.empty_like(st_node)
     st_depth = np.empty_like(st_node)
     st_slot = np.empty_like(st_node)
+    st_rows = np.empty(2 * max_depth + 4, dtype=np.bool_)
     sp = 0
 
-    # root
     for k in range(m):
         r = rows[k]
         for w in range(W):
@@ -359,16 +397,16 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
         return n_nodes
     n_free -= 1
     slot = free[n_free]
-    pool[slot, :, :] = 0.0
-    if dense:
-        hist_dense(codes, feat_off, fmask, rows, 0, m, GH, pool[slot])
-    else:
-        hist_sparse(indptr, indices, bins, feat_off, fmask, rows, 0, m, GH, pool[slot])
+    if not clean[slot]:
+        pool[slot, :, :] = 0.0
+    clean[slot] = False
+    _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, 0, m, GH, pool[slot])
     st_node[0] = 0
     st_start[0] = 0
     st_end[0] = m
     st_depth[0] = 0
     st_slot[0] = slot
+    st_rows[0] = True
     sp = 1
     while sp > 0:
         sp -= 1
@@ -377,58 +415,82 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
         end = st_end[sp]
         depth = st_depth[sp]
         slot = st_slot[sp]
+        from_rows = st_rows[sp]
         gain, f, b, dl = best_split(pool[slot], feat_off, feats, sums[nid], L, crit, lam,
                                     mcw, acc, left_sum)
-        if f < 0:
+        split = f >= 0
+        if split:
+            mid = _partition(dense, codes, indptr, indices, bins, rows, start, end, f, b, dl,
+                             tmp)
+            lc = n_nodes
+            rc = n_nodes + 1
+            n_nodes += 2
+            node_feat[nid] = f
+            node_bin[nid] = b
+            node_dl[nid] = dl
+            node_left[nid] = lc
+            node_right[nid] = rc
+            node_gain[nid] = gain
+            for w in range(W):
+                sums[lc, w] = left_sum[w]
+                sums[rc, w] = sums[nid, w] - left_sum[w]
+            sums[lc, W - 1] = mid - start
+            sums[rc, W - 1] = end - mid
+            for c in (lc, rc):
+                node_left[c] = -1
+                node_right[c] = -1
+                node_gain[c] = 0.0
+                for j in range(L):
+                    den = sums[c, L + j] + lam
+                    node_value[c, j] = -eta * sums[c, j] / den if den > 0.0 else 0.0
+        direct = (end - start) * n_active <= total_bins
+        if not split or depth + 1 >= max_depth or direct:
+            # the node's histogram is no longer needed: give the buffer back
+            if from_rows:
+                _unbuild(dense, codes, indptr, indices, bins, feat_off, fmask, rows, start,
+                         end, pool[slot])
+                clean[slot] = True
             free[n_free] = slot
             n_free += 1
-            continue
-        mid = _partition(dense, codes, indptr, indices, bins, rows, start, end, f, b, dl, tmp)
-        lc = n_nodes
-        rc = n_nodes + 1
-        n_nodes += 2
-        node_feat[nid] = f
-        node_bin[nid] = b
-        node_dl[nid] = dl
-        node_left[nid] = lc
-        node_right[nid] = rc
-        node_gain[nid] = gain
-        for w in range(W):
-            sums[lc, w] = left_sum[w]
-            sums[rc, w] = sums[nid, w] - left_sum[w]
-        sums[lc, W - 1] = mid - start
-        sums[rc, W - 1] = end - mid
-        for c in (lc, rc):
-            node_left[c] = -1
-            node_right[c] = -1
-            node_gain[c] = 0.0
-            for j in range(L):
-                den = sums[c, L + j] + lam
-                node_value[c, j] = -eta * sums[c, j] / den if den > 0.0 else 0.0
-        if depth + 1 >= max_depth:
-            free[n_free] = slot
-            n_free += 1
+            if not split or depth + 1 >= max_depth:
+                continue
+        if direct:
+            for c, s0, s1 in ((rc, mid, end), (lc, start, mid)):
+                n_free -= 1
+                cs = free[n_free]
+                if not clean[cs]:
+                    pool[cs, :, :] = 0.0
+                clean[cs] = False
+                _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, s0, s1,
+                       GH, pool[cs])
+                st_node[sp] = c
+                st_start[sp] = s0
+                st_end[sp] = s1
+                st_depth[sp] = depth + 1
+                st_slot[sp] = cs
+                st_rows[sp] = True
+                sp += 1
             continue
         nl = mid - start
         nr = end - mid
         n_free -= 1
         small = free[n_free]
-        pool[small, :, :] = 0.0
+        if not clean[small]:
+            pool[small, :, :] = 0.0
+        clean[small] = False
         if nl <= nr:
             s0, s1, small_node, big_node = start, mid, lc, rc
         else:
             s0, s1, small_node, big_node = mid, end, rc, lc
-        if dense:
-            hist_dense(codes, feat_off, fmask, rows, s0, s1, GH, pool[small])
-        else:
-            hist_sparse(indptr, indices, bins, feat_off, fmask, rows, s0, s1, GH, pool[small])
+        _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, s0, s1, GH,
+               pool[small])
         big = pool[slot]
         sm = pool[small]
         for q in range(big.shape[0]):
             for w in range(W):
                 big[q, w] -= sm[q, w]
-        # push the bigger child first so the smaller (cheaper) one is expanded first
-        for c, cs in ((big_node, slot), (small_node, small)):
+        # push the bigger child first so the smaller one is expanded first
+        for c, cs, fr in ((big_node, slot, False), (small_node, small, True)):
             st_node[sp] = c
             if c == lc:
                 st_start[sp] = start
@@ -438,6 +500,7 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
                 st_end[sp] = end
             st_depth[sp] = depth + 1
             st_slot[sp] = cs
+            st_rows[sp] = fr
             sp += 1
     # bottom-up pruning: children are created after parents, so reverse id order
     if gamma > 0.0:

@@ -150,7 +150,8 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
     depth = int(params.max_depth)
     max_nodes = int(min(2 ** (depth + 1) - 1, 2 * n - 1))
     n_slots = int(min(depth, np.ceil(np.log2(max(n, 2))) + 1)) + 3
-    pool = np.empty((n_slots, max(B.total_bins, 1), W))
+    pool = np.zeros((n_slots, max(B.total_bins, 1), W))
+    clean = np.ones(n_slots, dtype=np.bool_)
     tmp = np.empty(n, dtype=np.int64)
     nf = np.empty(max_nodes, np.int32)
     nb = np.empty(max_nodes, np.int32)
@@ -181,7 +182,7 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
         k = K.grow_tree(B.dense, B.codes, B.indptr, B.indices, B.bins, B.feat_off, fmask,
                         feats, GH, rows, L, depth, crit, float(params.reg_lambda),
                         float(params.gamma), float(params.min_child_weight),
-                        float(params.learning_rate), pool, tmp, nf, nb, ndl, nl, nr, ng, nv)
+                        float(params.learning_rate), pool, clean, tmp, nf, nb, ndl, nl, nr, ng, nv)
         K.add_tree_binned(B.dense, B.codes, B.indptr, B.indices, B.bins, nf, nb, ndl, nl, nr,
                           nv, margin)
         roots[t] = offset
