@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import mlw
 import numpy as np
 import pytest
-from joblib import parallel_config
 from baselines_testdata import correlated
-from mlw_baselines import BinaryRelevance
-from mlw_baselines._base_estimator import proba_positive
+from joblib import parallel_config
 from naive_baselines import hand_rolled_br
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler
 from sklearn.tree import DecisionTreeClassifier
+
+import mlw
+from mlw_baselines import BinaryRelevance
+from mlw_baselines._base_estimator import proba_positive
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from baselines_testdata import correlated
-from mlw_baselines import ClassifierChain
-from mlw_baselines._base_estimator import LOG_PROBA_FLOOR
 from naive_baselines import chain_link_proba, greedy_chain, hand_rolled_chain
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
+
+from mlw_baselines import ClassifierChain
+from mlw_baselines._base_estimator import LOG_PROBA_FLOOR
 
 
 @pytest.fixture(scope="module")

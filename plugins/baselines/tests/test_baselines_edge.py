@@ -3,11 +3,13 @@ distinct label sets."""
 
 from __future__ import annotations
 
-import mlw
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from baselines_testdata import correlated, sparse_text
+from sklearn.linear_model import LogisticRegression
+
+import mlw
 from mlw_baselines import (
     BinaryRelevance,
     ClassifierChain,
@@ -15,7 +17,6 @@ from mlw_baselines import (
     LabelPowerset,
     ProbabilisticClassifierChain,
 )
-from sklearn.linear_model import LogisticRegression
 
 ALL = [BinaryRelevance, ClassifierChain, LabelPowerset, ProbabilisticClassifierChain]
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import mlw
 import numpy as np
 import pytest
 from baselines_testdata import correlated
+from sklearn.linear_model import LogisticRegression
+
+import mlw
 from mlw_baselines import LabelPowerset
 from mlw_baselines._base_estimator import LOG_PROBA_FLOOR
-from sklearn.linear_model import LogisticRegression
 
 
 @pytest.fixture(scope="module")

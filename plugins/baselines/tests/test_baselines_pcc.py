@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from baselines_testdata import correlated
-from mlw_baselines import ClassifierChain, ProbabilisticClassifierChain, _inference, _kernels
 from naive_baselines import (
     brute_force_marginals_and_mode,
     chain_link_proba,
@@ -15,6 +14,8 @@ from naive_baselines import (
 )
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
+
+from mlw_baselines import ClassifierChain, ProbabilisticClassifierChain, _inference, _kernels
 
 
 def _random_chain(n=7, L=5, seed=0, scale=2.0):

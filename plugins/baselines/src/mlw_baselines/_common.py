@@ -8,9 +8,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
-from mlw.validation import check_Y
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
+
+from mlw.validation import check_Y
 
 
 def dense_labels(Y: Any) -> np.ndarray:

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from mlw import MultiLabelLearner
 from scipy.special import expit
 
+from mlw import MultiLabelLearner
 from mlw_baselines._base_estimator import (
     ConstantModel,
     fit_binary,

@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from joblib import Parallel, delayed
-from mlw import MultiLabelLearner
 
+from mlw import MultiLabelLearner
 from mlw_baselines import _inference, _kernels
 from mlw_baselines._base_estimator import (
     LOG_PROBA_FLOOR,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from mlw import MultiLabelLearner
 
+from mlw import MultiLabelLearner
 from mlw_baselines._base_estimator import (
     LOG_PROBA_FLOOR,
     PROBA_FLOOR,

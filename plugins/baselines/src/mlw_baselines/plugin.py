@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import mlw
-
 from mlw_baselines._base_estimator import BASE_ESTIMATOR_DOC
 
 _RANDOM_STATE = "seed of the random chain order and of randomised shortcut classifiers"

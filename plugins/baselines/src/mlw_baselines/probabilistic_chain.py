@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from mlw_baselines import _inference, _kernels
 from mlw_baselines._common import single_blas_thread
@@ -102,7 +103,10 @@ class ProbabilisticClassifierChain(ChainModel):
             else:
                 marg, mode, lp = _kernels.pcc_beam_linear(A, W, width)
         elif self.inference_ == "exact":
-            marg, mode, lp = _inference.exact(self._oracle(X), n, L)
+            # one oracle call holds at most about 2**24 feature values (128 MB float64)
+            per_row = (X.nnz / max(n, 1) if sp.issparse(X) else X.shape[1]) + L
+            max_rows = max(1, int((1 << 24) // per_row))
+            marg, mode, lp = _inference.exact(self._oracle(X), n, L, max_rows=max_rows)
         else:
             marg, mode, lp = _inference.beam(self._oracle(X), n, L, width)
         return self._to_labels(marg), self._to_labels(mode), lp
