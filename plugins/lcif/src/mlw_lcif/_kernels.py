@@ -114,17 +114,19 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
                     v = q_data[p]
                     for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
                         acc[t_col_rows[pp]] += v * t_col_data[pp]
+                worst = 0.0  # a candidate must beat this (all sims > 0)
                 for r in range(n_t):
-                    d = acc[r]
-                    if d == 0.0:
-                        continue
+                    s = acc[r] * inv_nq * t_inv[r]
                     acc[r] = 0.0
+                    if s < worst or s <= 0.0:
+                        continue
                     if r == own or (use_mask and allowed[r] == 0):
                         continue
-                    s = d * inv_nq * t_inv[r]
-                    if s > 0.0:
-                        count = _insert_topk(bi, bs, count, k, r, s)
+                    count = _insert_topk(bi, bs, count, k, r, s)
+                    if count == k:
+                        worst = bs[k - 1]
             else:
+                worst = 0.0
                 nt = 0
                 for p in range(q_indptr[i], q_indptr[i + 1]):
                     j = q_indices[p]
@@ -141,11 +143,14 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
                     d = acc[r]
                     acc[r] = 0.0
                     seen[r] = 0
+                    s = d * inv_nq * t_inv[r]
+                    if s < worst or s <= 0.0:
+                        continue
                     if r == own or (use_mask and allowed[r] == 0):
                         continue
-                    s = d * inv_nq * t_inv[r]
-                    if s > 0.0:
-                        count = _insert_topk(bi, bs, count, k, r, s)
+                    count = _insert_topk(bi, bs, count, k, r, s)
+                    if count == k:
+                        worst = bs[k - 1]
             for q in range(count):
                 idx[i, q] = bi[q]
                 sim[i, q] = bs[q]
@@ -491,11 +496,11 @@ def _metric_on_validation(A, B, lam, is_val, Y, t, top_label, metric):
         FP += fp_l[j]
         FN += fn_l[j]
         den = 2 * tp_l[j] + fp_l[j] + fn_l[j]
-        mac += 0.0 if den == 0 else 2.0 * tp_l[j] / den
+        mac += 1.0 if den == 0 else 2.0 * tp_l[j] / den
     if metric == 2:  # f1_micro
         den = 2 * TP + FP + FN
-        return 0.0 if den == 0 else 2.0 * TP / den
-    if metric == 3:  # f1_macro, a label with no true and no predicted instance scores 0
+        return 1.0 if den == 0 else 2.0 * TP / den
+    if metric == 3:  # f1_macro; as mlw.evaluate, a label never true nor predicted scores 1
         return mac / L
     # 4: hamming loss, negated so that larger is better
     return -(FP + FN) / (n_val * L)
