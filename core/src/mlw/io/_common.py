@@ -6,8 +6,9 @@ import bz2
 import gzip
 import io
 import lzma
+import re
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz")
 
@@ -39,11 +40,11 @@ def open_binary(path: Path) -> IO[bytes]:
     """A binary stream of the file, decompressed when it ends in .gz/.bz2/.xz."""
     _, comp = strip_compression(path)
     if comp == "gz":
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     if comp == "bz2":
-        return bz2.open(path, "rb")
+        return cast(IO[bytes], bz2.open(path, "rb"))
     if comp == "xz":
-        return lzma.open(path, "rb")
+        return cast(IO[bytes], lzma.open(path, "rb"))
     return open(path, "rb")
 
 
@@ -82,3 +83,18 @@ def decode(raw: bytes) -> str:
 
 def text_stream(path: Path) -> io.TextIOWrapper:
     return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace")
+
+
+_NUMBER_CHARS = re.compile(rb"[-+0-9.eE]+")
+
+
+def parse_fallback_numbers(text: bytes | memoryview, offsets: list[int]) -> list[float]:
+    """``float`` of the numbers starting at ``offsets`` (the kernels validated them)."""
+    match = _NUMBER_CHARS.match
+    out = []
+    for o in offsets:
+        m = match(text, o)
+        if m is None:  # pragma: no cover - the kernel checked the syntax
+            raise ValueError(f"no number at byte {o}")
+        out.append(float(m.group()))
+    return out

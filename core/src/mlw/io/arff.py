@@ -35,7 +35,14 @@ import scipy.sparse as sp
 
 from mlw.dataset import Dataset
 from mlw.io import _kernels as K
-from mlw.io._common import DataFormatError, DatasetWarning, base_name, decode, read_bytes
+from mlw.io._common import (
+    DataFormatError,
+    DatasetWarning,
+    base_name,
+    decode,
+    parse_fallback_numbers,
+    read_bytes,
+)
 from mlw.io.mulan import find_label_xml, read_label_xml
 
 #: A nominal feature with more distinct values than this many AND more than half the
@@ -45,7 +52,6 @@ IDENTIFIER_MIN_VALUES = 20
 _TRUE = {"1", "yes", "true", "y", "t", "+1", "1.0", "on", "pos", "positive"}
 _FALSE = {"0", "no", "false", "n", "f", "-1", "0.0", "off", "neg", "negative"}
 _MEKA_C = re.compile(r"(?:^|[\s:'\"])-C\s+(-?\d+)")
-_NUMBER_CHARS = re.compile(rb"[-+0-9.eE]+")
 _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "%": "%", "n": "\n", "t": "\t", "r": "\r"}
 
 
@@ -397,8 +403,7 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
     fb = np.flatnonzero(fb_flag[:nnz])
     if fb.size:
         mv = memoryview(raw)[header.data_offset:]
-        match = _NUMBER_CHARS.match
-        vals[fb] = [float(mv[s:match(mv, s).end()]) for s in vals[fb].astype(np.int64).tolist()]
+        vals[fb] = parse_fallback_numbers(mv, vals[fb].astype(np.int64).tolist())
     return {
         "indptr": indptr[:n_rows + 1].copy(),
         "cols": cols[:nnz].copy(),

@@ -24,11 +24,10 @@ import scipy.sparse as sp
 
 from mlw.dataset import Dataset
 from mlw.io import _kernels as K
-from mlw.io._common import DataFormatError, base_name, decode, open_binary
+from mlw.io._common import DataFormatError, base_name, decode, open_binary, parse_fallback_numbers
 
 CHUNK_BYTES = 1 << 22
 _HEADER = re.compile(rb"^\s*(\d+)\s+(\d+)\s+(\d+)\s*$")
-_NUMBER_CHARS = re.compile(rb"[-+0-9.eE]+")
 
 _XC_ERRORS = {
     K.ERR_ROW_COUNT: "more rows than the {extra} the header declares",
@@ -115,9 +114,7 @@ def load_xc(path: str | Path, *, name: str | None = None,
         if err[0] != K.ERR_OK:
             _error(err, chunk, path, d, L)
         if n_fb:
-            match = _NUMBER_CHARS.match
-            x_val[fb_pos[:n_fb]] = [float(chunk[o:match(chunk, o).end()])
-                                    for o in fb_off[:n_fb].tolist()]
+            x_val[fb_pos[:n_fb]] = parse_fallback_numbers(chunk, fb_off[:n_fb].tolist())
     X = sp.csr_matrix((x_val, x_idx, x_indptr), shape=(n, d))
     Y = sp.csr_matrix((np.ones(n_lab, dtype=np.uint8), y_idx, y_indptr), shape=(n, L))
     for M, what in ((X, "feature"), (Y, "label")):
