@@ -305,6 +305,28 @@ def test_save_then_predict_writes_label_csv(install_plugins, tmp_path, mulan_dir
     assert to_stdout.stdout == out.read_text()
 
 
+def test_predictions_csv_is_the_same_for_sparse_and_dense() -> None:
+    import scipy.sparse as sp
+
+    from mlw_cli.main import _write_predictions
+
+    Y = np.array([[1, 0, 1], [0, 0, 0], [0, 1, 0]], dtype=np.uint8)
+    dense, sparse = io.StringIO(), io.StringIO()
+    _write_predictions(dense, Y, ["a", "b,c", "d"])
+    _write_predictions(sparse, sp.csr_matrix(Y), ["a", "b,c", "d"])
+    assert dense.getvalue() == sparse.getvalue() == 'a,"b,c",d\n1,0,1\n0,0,0\n0,1,0\n'
+
+
+def test_save_after_cv_fits_on_all_the_data(install_plugins, tmp_path) -> None:
+    install_plugins(good="mlwtest_good")
+    path = tmp_path / "cv.mlw"
+    result = invoke("fit", "-l", "fixture_prior", "--cv", "3", "--save", str(path), "-m",
+                    "hamming_loss")
+    assert result.exit_code == 0, result.stderr
+    assert mlw.read_header(path)["metadata"]["n_train"] == 593  # emotions train + test
+    assert mlw.load_model(path).prior_.shape == (6,)
+
+
 def test_predict_rejects_bad_inputs(install_plugins, tmp_path, mulan_dir) -> None:
     install_plugins(good="mlwtest_good")
     model_path = tmp_path / "prior.mlw"
