@@ -11,7 +11,8 @@ import scipy.sparse as sp
 
 import mlw
 from mlw.io import DatasetWarning, load_arff
-from mlw.io.arff import IDENTIFIER_MIN_VALUES, binary_one_index, unquote
+from mlw.io.arff import IDENTIFIER_MIN_VALUES, binary_one_index
+from mlw.io.arff_header import unquote
 
 
 def arff(tmp_path, text, name="t.arff", xml=None):

@@ -171,7 +171,7 @@ def test_parse_number_rejects(text):
 
 
 def test_quote_name_round_trips_through_the_header_parser():
-    from mlw.io.arff import unquote
+    from mlw.io.arff_header import unquote
     for name in ["plain", "with space", "it's", 'say "hi"', "back\\slash", "50%", "{x}",
                  "a,b", "tab\there"]:
         q = quote_name(name)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlw.dataset import Dataset
+from mlw.io import _expand_kernels as E
 from mlw.io import _kernels as K
 from mlw.io._common import (
     DataFormatError,
@@ -43,6 +43,7 @@ from mlw.io._common import (
     parse_fallback_numbers,
     read_bytes,
 )
+from mlw.io.arff_header import ArffHeader, Attribute, parse_header
 from mlw.io.mulan import find_label_xml, read_label_xml
 
 #: A nominal feature with more distinct values than this many AND more than half the
@@ -52,195 +53,6 @@ IDENTIFIER_MIN_VALUES = 20
 _TRUE = {"1", "yes", "true", "y", "t", "+1", "1.0", "on", "pos", "positive"}
 _FALSE = {"0", "no", "false", "n", "f", "-1", "0.0", "off", "neg", "negative"}
 _MEKA_C = re.compile(r"(?:^|[\s:'\"])-C\s+(-?\d+)")
-_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "%": "%", "n": "\n", "t": "\t", "r": "\r"}
-
-
-@dataclass
-class Attribute:
-    """One ``@attribute`` of an ARFF header."""
-
-    name: str
-    kind: str  # "numeric" | "nominal" | "string" | "date"
-    values: list[str] = field(default_factory=list)
-    line: int = 0
-
-
-@dataclass
-class ArffHeader:
-    relation: str
-    attributes: list[Attribute]
-    data_offset: int  # byte offset of the first line after @data
-    data_line: int  # its line number (1-based)
-    relation_line: int = 1
-
-
-# -- header -------------------------------------------------------------------------
-
-
-def unquote(token: str) -> str:
-    """Weka's unquoting of a quoted name: strip the quotes, resolve backslash escapes.
-
-    Only ``\\\\ \\' \\" \\% \\n \\t \\r`` are escapes; any other backslash is kept.
-    """
-    body = token[1:-1]
-    if "\\" not in body:
-        return body
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body) and body[i + 1] in _ESCAPES:
-            out.append(_ESCAPES[body[i + 1]])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-def _quoted_end(s: str, i: int) -> int:
-    """Index of the quote closing the one at ``s[i]`` (backslash escapes), or -1."""
-    q = s[i]
-    j = i + 1
-    while j < len(s):
-        if s[j] == "\\":
-            j += 2
-            continue
-        if s[j] == q:
-            return j
-        j += 1
-    return -1
-
-
-def _name_token(s: str, i: int, path: Path, line: int) -> tuple[str, int]:
-    """A (possibly quoted) name starting at or after ``s[i]``; returns (name, next index)."""
-    while i < len(s) and s[i] in " \t":
-        i += 1
-    if i >= len(s):
-        raise DataFormatError(path, line, "expected a name")
-    if s[i] in "'\"":
-        j = _quoted_end(s, i)
-        if j < 0:
-            raise DataFormatError(path, line, f"unterminated quoted name {s[i:i + 40]!r}")
-        return unquote(s[i:j + 1]), j + 1
-    j = i
-    while j < len(s) and s[j] not in " \t{":
-        j += 1
-    return s[i:j], j
-
-
-def _nominal_values(spec: str, path: Path, line: int) -> list[str]:
-    """``{a, 'b c', d}`` -> ['a', 'b c', 'd']."""
-    body_start = spec.index("{") + 1
-    values: list[str] = []
-    i = body_start
-    n = len(spec)
-    while True:
-        while i < n and spec[i] in " \t":
-            i += 1
-        if i >= n:
-            raise DataFormatError(path, line, "nominal value list has no closing '}'")
-        if spec[i] == "}":
-            if values:
-                raise DataFormatError(path, line, "empty value before '}' in a nominal list")
-            break
-        if spec[i] in "'\"":
-            j = _quoted_end(spec, i)
-            if j < 0:
-                raise DataFormatError(path, line, "unterminated quoted nominal value")
-            values.append(unquote(spec[i:j + 1]))
-            i = j + 1
-        else:
-            j = i
-            while j < n and spec[j] not in ",}":
-                j += 1
-            v = spec[i:j].strip()
-            if not v:
-                raise DataFormatError(path, line, "empty value in a nominal value list")
-            values.append(v)
-            i = j
-        while i < n and spec[i] in " \t":
-            i += 1
-        if i < n and spec[i] == ",":
-            i += 1
-            continue
-        if i < n and spec[i] == "}":
-            if spec[i + 1:].strip():
-                after = spec[i + 1:i + 40]
-                raise DataFormatError(path, line,
-                                      f"unexpected text after a nominal list: {after!r}")
-            break
-        raise DataFormatError(path, line, "nominal value list has no closing '}'")
-    if not values:
-        raise DataFormatError(path, line, "nominal attribute with no values '{}'")
-    if len(set(values)) != len(values):
-        dup = next(v for v in values if values.count(v) > 1)
-        raise DataFormatError(path, line, f"nominal value {dup!r} is declared twice")
-    return values
-
-
-def parse_header(raw: bytes, path: Path) -> ArffHeader:
-    """Read the ARFF header up to ``@data``."""
-    relation: str | None = None
-    relation_line = 1
-    attributes: list[Attribute] = []
-    names: set[str] = set()
-    pos = 0
-    line = 0
-    n = len(raw)
-    while pos < n:
-        eol = raw.find(b"\n", pos)
-        if eol < 0:
-            eol = n
-        line += 1
-        text = decode(raw[pos:eol]).strip()
-        pos = eol + 1
-        if not text or text.startswith("%"):
-            continue
-        low = text[:10].lower()
-        if low.startswith("@relation"):
-            rest = text[len("@relation"):]
-            relation, _ = _name_token(rest, 0, path, line) if rest.strip() else ("", 0)
-            relation_line = line
-        elif low.startswith("@attribute"):
-            if relation is None:
-                raise DataFormatError(path, line, "@attribute before @relation")
-            name, j = _name_token(text, len("@attribute"), path, line)
-            spec = text[j:].strip()
-            if not spec:
-                raise DataFormatError(path, line, f"attribute {name!r} has no type")
-            if name in names:
-                raise DataFormatError(path, line, f"attribute {name!r} is declared twice")
-            names.add(name)
-            if spec.startswith("{"):
-                attributes.append(Attribute(name, "nominal", _nominal_values(spec, path, line),
-                                            line))
-                continue
-            word = spec.split()[0].lower()
-            if word in ("numeric", "real", "integer"):
-                attributes.append(Attribute(name, "numeric", line=line))
-            elif word == "string":
-                attributes.append(Attribute(name, "string", line=line))
-            elif word == "date":
-                attributes.append(Attribute(name, "date", line=line))
-            elif word == "relational":
-                raise DataFormatError(path, line, "relational attributes are not supported")
-            else:
-                raise DataFormatError(path, line,
-                                      f"unknown type {spec.split()[0]!r} of attribute {name!r}")
-        elif low.startswith("@data"):
-            if relation is None:
-                raise DataFormatError(path, line, "@data before @relation")
-            if not attributes:
-                raise DataFormatError(path, line, "no @attribute declarations before @data")
-            return ArffHeader(relation, attributes, min(pos, n), line + 1, relation_line)
-        elif low.startswith("@end"):
-            continue
-        else:
-            what = "file does not start with @relation" if relation is None else \
-                f"unexpected header line {text[:40]!r}"
-            raise DataFormatError(path, line, f"not an ARFF header: {what}")
-    raise DataFormatError(path, line, "no @data section")
 
 
 # -- which attributes are labels -------------------------------------------------------
@@ -505,12 +317,12 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
             dropped.append({"attribute": att.name, "reason": f"{att.kind} attribute"})
             continue
         if att.kind == "numeric":
-            role[a] = K.ROLE_COPY
+            role[a] = E.ROLE_COPY
         elif len(att.values) <= 2:
             if len(att.values) == 2 and binary_one_index(att.values) == 0:
-                role[a] = K.ROLE_INVERT
+                role[a] = E.ROLE_INVERT
             else:
-                role[a] = K.ROLE_COPY
+                role[a] = E.ROLE_COPY
         else:
             if drop_identifiers and len(att.values) > IDENTIFIER_MIN_VALUES:
                 distinct = _distinct_codes(data, a)
@@ -519,11 +331,11 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
                                     "reason": f"identifier-like nominal ({distinct} distinct "
                                               f"values in {n_rows} rows)"})
                     continue
-            role[a] = K.ROLE_ONEHOT
+            role[a] = E.ROLE_ONEHOT
             width[a] = len(att.values)
             one_hot.append(att.name)
         outcol[a] = len(feature_names)
-        if role[a] == K.ROLE_ONEHOT:
+        if role[a] == E.ROLE_ONEHOT:
             feature_names.extend(f"{att.name}={v}" for v in att.values)
         else:
             feature_names.append(att.name)
@@ -533,16 +345,16 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
         att = attrs[a]
         outcol[a] = j
         if att.kind == "numeric":
-            role[a] = K.ROLE_LABEL_NUM
+            role[a] = E.ROLE_LABEL_NUM
         else:
-            role[a] = K.ROLE_LABEL_NOM
+            role[a] = E.ROLE_LABEL_NOM
             one_code[a] = float(binary_one_index(att.values))
     complex_attrs = np.array([a for a in range(n_attrs)
-                              if role[a] in (K.ROLE_INVERT, K.ROLE_ONEHOT)
-                              or (role[a] == K.ROLE_LABEL_NOM and one_code[a] == 0.0)],
+                              if role[a] in (E.ROLE_INVERT, E.ROLE_ONEHOT)
+                              or (role[a] == E.ROLE_LABEL_NOM and one_code[a] == 0.0)],
                              dtype=np.int64)
     indptr, cols, vals = data["indptr"], data["cols"], data["vals"]
-    x_counts, y_counts, err = K.expand_count(indptr, cols, vals, n_rows, role, width,
+    x_counts, y_counts, err = E.expand_count(indptr, cols, vals, n_rows, role, width,
                                              one_code, complex_attrs)
     if err[0] != K.ERR_OK:
         line = int(data["row_line"][err[1]])
@@ -557,7 +369,7 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
     np.cumsum(x_counts, out=x_indptr[1:])
     y_indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(y_counts, out=y_indptr[1:])
-    x_idx, x_val, y_idx = K.expand_fill(indptr, cols, vals, n_rows, role, outcol, width,
+    x_idx, x_val, y_idx = E.expand_fill(indptr, cols, vals, n_rows, role, outcol, width,
                                         one_code, complex_attrs, x_indptr, y_indptr)
     n_features, n_label_cols = len(feature_names), len(labels)
     X = sp.csr_matrix((x_val, x_idx, x_indptr), shape=(n_rows, n_features))

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from mlw.dataset import Dataset
 from mlw.io import _kernels as K
+from mlw.io import _xc_kernels as XK
 from mlw.io._common import DataFormatError, base_name, decode, open_binary, parse_fallback_numbers
 
 CHUNK_BYTES = 1 << 22
@@ -92,7 +93,7 @@ def load_xc(path: str | Path, *, name: str | None = None,
     n, d, L, header_len = _read_header(path)
     rows = n_lab = n_feat = 0
     for chunk, _ in _chunks(path, header_len, chunk_bytes):
-        r, lab, feat = K.xc_count(np.frombuffer(chunk, dtype=np.uint8))
+        r, lab, feat = XK.xc_count(np.frombuffer(chunk, dtype=np.uint8))
         rows, n_lab, n_feat = rows + r, n_lab + lab, n_feat + feat
     if rows < n:
         raise DataFormatError(path, None, f"the header declares {n} instances but the file "
@@ -109,7 +110,7 @@ def load_xc(path: str | Path, *, name: str | None = None,
         buf = np.frombuffer(chunk, dtype=np.uint8)
         fb_pos = np.empty(chunk.count(b":"), dtype=np.int64)
         fb_off = np.empty_like(fb_pos)
-        row, px, py, n_fb = K.xc_fill(buf, first_line, d, L, row, px, py, x_indptr, x_idx,
+        row, px, py, n_fb = XK.xc_fill(buf, first_line, d, L, row, px, py, x_indptr, x_idx,
                                       x_val, y_indptr, y_idx, fb_pos, fb_off, err)
         if err[0] != K.ERR_OK:
             _error(err, chunk, path, d, L)

@@ -1,0 +1,167 @@
+"""Numba kernels of the XC loader (:mod:`mlw.io.xc`): counting and filling CSR arrays from
+chunks of whole lines of the Extreme Classification Repository text format."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mlw.io._kernels import (
+    ERR_INDEX_RANGE,
+    ERR_NUMBER,
+    ERR_ROW_COUNT,
+    ERR_XC_SYNTAX,
+    NUM_BAD,
+    NUM_FALLBACK,
+    _fail,
+    _is_ws,
+    parse_number,
+)
+
+
+@njit(cache=True)
+def xc_count(buf):
+    """Lines (rows), label entries and feature entries of a chunk of whole XC lines.
+
+    Every line is a row (a blank line is an instance with no label and no feature). A
+    row's first token is its label list when it holds no ``:`` (it is empty when the
+    row starts with a space).
+    """
+    n = buf.shape[0]
+    rows = 0
+    n_lab = 0
+    n_feat = 0
+    pos = 0
+    while pos < n:
+        eol = pos
+        colons = 0
+        while eol < n and buf[eol] != 10:
+            if buf[eol] == 58:
+                colons += 1
+            eol += 1
+        rows += 1
+        n_feat += colons
+        p = pos
+        while p < eol and not (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
+            p += 1
+        field_has_colon = False
+        commas = 0
+        for q in range(pos, p):
+            if buf[q] == 58:
+                field_has_colon = True
+            elif buf[q] == 44:
+                commas += 1
+        if not field_has_colon and p > pos:
+            n_lab += commas + 1
+        pos = eol + 1
+    return rows, n_lab, n_feat
+
+
+@njit(cache=True)
+def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx, x_val,
+            y_indptr, y_idx, fb_pos, fb_off, err):
+    """Parse whole XC lines of ``buf`` into the CSR arrays from row ``row0`` on.
+
+    Blank lines after the last declared row are ignored. Returns ``(rows, px, py,
+    n_fb)``; numbers needing Python's ``float`` are listed in
+    ``fb_pos`` (entry index) / ``fb_off`` (byte offset in ``buf``). On malformed input
+    sets ``err = [code, line, start, end, extra]`` and stops.
+    """
+    n = buf.shape[0]
+    n_rows_max = x_indptr.shape[0] - 1
+    row = row0
+    n_fb = 0
+    pos = 0
+    line = first_line
+    while pos < n:
+        eol = pos
+        while eol < n and buf[eol] != 10:
+            eol += 1
+        le = eol
+        while le > pos and _is_ws(buf[le - 1]):
+            le -= 1
+        blank = True
+        for q in range(pos, le):
+            if not _is_ws(buf[q]):
+                blank = False
+                break
+        if row >= n_rows_max and not blank:
+            _fail(err, ERR_ROW_COUNT, line, pos, le, n_rows_max)
+            return row, px, py, n_fb
+        if row < n_rows_max:
+            p = pos
+            # label field
+            fe = p
+            has_colon = False
+            while fe < le and not (buf[fe] == 32 or buf[fe] == 9):
+                if buf[fe] == 58:
+                    has_colon = True
+                fe += 1
+            if not has_colon:
+                while p < fe:
+                    s = p
+                    lab = np.int64(0)
+                    while p < fe and 48 <= buf[p] <= 57:
+                        if lab < 1_000_000_000_000:
+                            lab = lab * 10 + (np.int64(buf[p]) - 48)
+                        p += 1
+                    if p == s or (p < fe and buf[p] != 44):
+                        q = p
+                        while q < fe and buf[q] != 44:
+                            q += 1
+                        _fail(err, ERR_XC_SYNTAX, line, s, max(q, s + 1), 1)
+                        return row, px, py, n_fb
+                    if lab >= n_labels:
+                        _fail(err, ERR_INDEX_RANGE, line, s, p, 1)
+                        return row, px, py, n_fb
+                    y_idx[py] = lab
+                    py += 1
+                    if p < fe:
+                        p += 1  # the comma
+                        if p == fe:
+                            _fail(err, ERR_XC_SYNTAX, line, p - 1, p, 1)
+                            return row, px, py, n_fb
+            # features
+            while True:
+                while p < le and _is_ws(buf[p]):
+                    p += 1
+                if p >= le:
+                    break
+                s = p
+                f = np.int64(0)
+                while p < le and 48 <= buf[p] <= 57:
+                    if f < 1_000_000_000_000:
+                        f = f * 10 + (np.int64(buf[p]) - 48)
+                    p += 1
+                if p == s or p >= le or buf[p] != 58:
+                    q = s
+                    while q < le and not _is_ws(buf[q]):
+                        q += 1
+                    _fail(err, ERR_XC_SYNTAX, line, s, max(q, s + 1), 2)
+                    return row, px, py, n_fb
+                if f >= n_features:
+                    _fail(err, ERR_INDEX_RANGE, line, s, p, 2)
+                    return row, px, py, n_fb
+                p += 1
+                vs = p
+                while p < le and not _is_ws(buf[p]):
+                    p += 1
+                st, v = parse_number(buf, vs, p)
+                if st == NUM_BAD:
+                    _fail(err, ERR_NUMBER, line, vs, max(p, vs + 1), 2)
+                    return row, px, py, n_fb
+                x_idx[px] = f
+                if st == NUM_FALLBACK:
+                    fb_pos[n_fb] = px
+                    fb_off[n_fb] = vs
+                    n_fb += 1
+                    x_val[px] = 0.0
+                else:
+                    x_val[px] = v
+                px += 1
+            row += 1
+            x_indptr[row] = px
+            y_indptr[row] = py
+        pos = eol + 1
+        line += 1
+    return row, px, py, n_fb
