@@ -192,6 +192,10 @@ class _ExtraPlugin:
             def _fit(self, X, Y):
                 raise RuntimeError("bug inside the learner")
 
+        class KeyErroring(PriorLearner):
+            def _fit(self, X, Y):
+                return {}["missing"]
+
         class Explained(PriorLearner):
             def to_text(self, label_names=None):
                 names = label_names or [f"y{j}" for j in range(len(self.prior_))]
@@ -199,6 +203,7 @@ class _ExtraPlugin:
                 return "prior: " + " ".join(f"{n}={p:.2f}" for n, p in pairs)
 
         register(mlw.LearnerSpec("fixture_crash", Crashing, "raises in fit"))
+        register(mlw.LearnerSpec("fixture_keyerror", KeyErroring, "a KeyError bug in fit"))
         register(mlw.LearnerSpec("fixture_text", Explained, "has to_text"))
 
 
@@ -210,6 +215,9 @@ def test_internal_failure_exits_1(install_plugins) -> None:
     assert result.stdout == ""
     assert result.stderr == ("internal error: RuntimeError: bug inside the learner (set "
                              "MLW_DEBUG=1 for the traceback)\n")
+    # a KeyError inside a learner is a bug too, not bad input
+    result = invoke("fit", "-l", "fixture_keyerror", "--json")
+    assert result.exit_code == 1 and result.stderr.startswith("internal error: KeyError")
 
 
 def test_show_model_prints_the_text_form(install_plugins) -> None:

@@ -42,9 +42,10 @@ app = typer.Typer(
 err = Console(stderr=True, highlight=False)
 
 #: Exceptions that mean "bad input": exit code 2 with a one-line reason.
+#: (``KeyError``/``IndexError`` are not among them: inside mlw or a plugin they are bugs.)
 BAD_INPUT: tuple[type[BaseException], ...] = (
-    ValueError, LookupError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
-    PermissionError,
+    ValueError, mlw.UnknownNameError, FileNotFoundError, IsADirectoryError,
+    NotADirectoryError, PermissionError,
 )
 
 
