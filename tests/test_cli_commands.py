@@ -248,6 +248,9 @@ def test_show_model_prints_the_text_form(install_plugins) -> None:
     (["-l", "fixture_prior", "--cv", "3", "--test", "x.arff"],
      "error: give either --test (hold-out) or --cv (cross-validation), not both"),
     (["-l", "fixture_prior", "--cv", "1"], "error: --cv must be at least 2, got 1"),
+    (["-l", "fixture_prior", "-m", "hamming_loss,cll_loss"],
+     "error: metric 'cll_loss' needs log P(y|x) (log_proba_of), which learner "
+     "'fixture_prior' does not have"),
     (["-l", "fixture_prior", "--data", "nosuch"],
      "error: --data nosuch: no such file or dataset (bundled: emotions; a name NAME is also "
      "looked up as NAME-train.arff/NAME-test.arff and in $MLW_DATA_PATH)"),

@@ -300,6 +300,22 @@ def _metric_names(text: str | None) -> list[str] | None:
     return names
 
 
+def _check_metric_needs(name: str, estimator: Any, metric_names: list[str] | None) -> None:
+    """A requested metric the learner cannot feed is bad input, said before fitting."""
+    if not metric_names:
+        return
+    pm = mlw.plugins.get_plugin_manager()
+    scores = pm.learner(name).tags.predicts_scores
+    for metric in metric_names:
+        needs = pm.metric(metric).needs
+        if needs == "scores" and not scores:
+            raise ValueError(f"metric {metric!r} needs per-label scores, which learner "
+                             f"{name!r} does not predict")
+        if needs == "joint" and not hasattr(estimator, "log_proba_of"):
+            raise ValueError(f"metric {metric!r} needs log P(y|x) (log_proba_of), which "
+                             f"learner {name!r} does not have")
+
+
 def _build_learner(name: str, raw_params: list[str], threshold: str | None,
                    seed: int) -> tuple[Any, dict[str, Any]]:
     pm = mlw.plugins.get_plugin_manager()
@@ -407,6 +423,7 @@ def fit(
     with handle_errors():
         estimator, _ = _build_learner(learner, list(param or []), threshold, seed)
         metric_names = _metric_names(metrics)
+        _check_metric_needs(learner, estimator, metric_names)
         if save is not None and not save.parent.is_dir():
             raise FileNotFoundError(f"--save {save}: folder {save.parent} does not exist")
         plan = resolve(data, test, cv)
