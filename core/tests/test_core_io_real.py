@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mlw
 from mlw.io import DatasetWarning, read_label_xml
@@ -232,3 +234,60 @@ def test_imdb_first_row_matches_the_text(imdb, meka_dir):
     idx = [int(e.split()[0]) for e in first.strip().strip("{}").split(",")]
     assert imdb.Y[0].indices.tolist() == [i for i in idx if i < 28]
     assert imdb.X[0].indices.tolist() == [i - 28 for i in idx if i >= 28]
+
+
+NOMINAL_TYPES = [None, ["0", "1"], ["YES", "NO"], ["a", "b"], ["u", "v", "w", "x"],
+                 ["1", "0"], ["lo", "mid", "hi"]]
+
+
+@st.composite
+def arff_texts(draw):
+    """A random Mulan-style ARFF text (labels last) with numeric and nominal features,
+    missing values, dense or sparse rows; and its number of labels."""
+    d = draw(st.integers(1, 6))
+    L = draw(st.integers(1, 3))
+    n = draw(st.integers(1, 8))
+    types = [draw(st.sampled_from(NOMINAL_TYPES)) for _ in range(d)] + [["0", "1"]] * L
+    sparse = draw(st.booleans())
+    lines = ["@relation r"]
+    for j, t in enumerate(types):
+        name = f"f{j}" if j < d else f"y{j - d}"
+        lines.append(f"@attribute {name} " + ("numeric" if t is None else "{" + ",".join(t) + "}"))
+    lines.append("@data")
+    for _ in range(n):
+        vals = []
+        for j, t in enumerate(types):
+            missing = j < d and draw(st.integers(0, 9)) == 0
+            if missing:
+                vals.append("?")
+            elif t is None:
+                vals.append(repr(draw(st.sampled_from([0.0, 1.5, -2.0, 1e-3, 0.1, 7.0]))))
+            else:
+                vals.append(draw(st.sampled_from(t)))
+        if sparse:
+            entries = [f"{j} {v}" for j, (v, t) in enumerate(zip(vals, types, strict=True))
+                       if not (v in ("0.0",) or (t is not None and v == t[0]))]
+            lines.append("{" + ",".join(entries) + "}")
+        else:
+            lines.append(",".join(vals))
+    return "\n".join(lines) + "\n", L
+
+
+@settings(max_examples=60, deadline=None)
+@given(arff_texts())
+def test_random_nominal_files_agree_with_the_naive_reader(case):
+    import tempfile
+
+    import naive_io_arff
+
+    text, L = case
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "r.arff"
+        p.write_text(text)
+        ds = mlw.load_dataset(p, n_labels=-L)
+    X, Y, fnames, lnames = naive_io_arff.read(text, None, -L)
+    assert ds.feature_names == fnames and ds.label_names == lnames
+    Xd = ds.X.toarray() if sp.issparse(ds.X) else ds.X
+    Yd = ds.Y.toarray() if sp.issparse(ds.Y) else ds.Y
+    np.testing.assert_array_equal(Xd, np.array(X, dtype=np.float64).reshape(Xd.shape))
+    np.testing.assert_array_equal(Yd, np.array(Y, dtype=np.uint8).reshape(Yd.shape))
