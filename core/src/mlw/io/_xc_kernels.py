@@ -59,12 +59,13 @@ def xc_count(buf):
 
 @njit(cache=True)
 def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx, x_val,
-            y_indptr, y_idx, fb_pos, fb_off, err):
+            y_indptr, y_idx, err):
     """Parse whole XC lines of ``buf`` into the CSR arrays from row ``row0`` on.
 
     Blank lines after the last declared row are ignored. Returns ``(rows, px, py,
-    n_fb)``; numbers needing Python's ``float`` are listed in
-    ``fb_pos`` (entry index) / ``fb_off`` (byte offset in ``buf``). On malformed input
+    n_fb)``; the ``n_fb`` numbers needing Python's ``float`` are marked by a negative
+    feature index ``-(f + 1)`` with their byte offset in ``buf`` as the value, for the
+    wrapper to fix, so no extra array is needed. On malformed input
     sets ``err = [code, line, start, end, extra]`` and stops.
     """
     n = buf.shape[0]
@@ -150,13 +151,12 @@ def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx
                 if st == NUM_BAD:
                     _fail(err, ERR_NUMBER, line, vs, max(p, vs + 1), 2)
                     return row, px, py, n_fb
-                x_idx[px] = f
-                if st == NUM_FALLBACK:
-                    fb_pos[n_fb] = px
-                    fb_off[n_fb] = vs
+                if st == NUM_FALLBACK:  # marked by a negative index, the offset as value
+                    x_idx[px] = -(f + 1)
+                    x_val[px] = vs
                     n_fb += 1
-                    x_val[px] = 0.0
                 else:
+                    x_idx[px] = f
                     x_val[px] = v
                 px += 1
             row += 1

@@ -108,14 +108,15 @@ def load_xc(path: str | Path, *, name: str | None = None,
     row = px = py = 0
     for chunk, first_line in _chunks(path, header_len, chunk_bytes):
         buf = np.frombuffer(chunk, dtype=np.uint8)
-        fb_pos = np.empty(chunk.count(b":"), dtype=np.int64)
-        fb_off = np.empty_like(fb_pos)
+        px0 = px
         row, px, py, n_fb = XK.xc_fill(buf, first_line, d, L, row, px, py, x_indptr, x_idx,
-                                      x_val, y_indptr, y_idx, fb_pos, fb_off, err)
+                                       x_val, y_indptr, y_idx, err)
         if err[0] != K.ERR_OK:
             _error(err, chunk, path, d, L)
-        if n_fb:
-            x_val[fb_pos[:n_fb]] = parse_fallback_numbers(chunk, fb_off[:n_fb].tolist())
+        if n_fb:  # numbers for Python's float: negative index, byte offset as the value
+            where = px0 + np.flatnonzero(x_idx[px0:px] < 0)
+            x_val[where] = parse_fallback_numbers(chunk, x_val[where].astype(np.int64).tolist())
+            x_idx[where] = -x_idx[where] - 1
     X = sp.csr_matrix((x_val, x_idx, x_indptr), shape=(n, d))
     Y = sp.csr_matrix((np.ones(n_lab, dtype=np.uint8), y_idx, y_indptr), shape=(n, L))
     for M, what in ((X, "feature"), (Y, "label")):
