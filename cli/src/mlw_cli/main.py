@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import json
-import math
 import os
 import sys
-import traceback
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,6 +24,14 @@ from rich.table import Table
 
 import mlw
 from mlw_cli.data import DEFAULT_DATA, bundled_datasets, resolve
+from mlw_cli.output import (
+    eprint,
+    err,
+    escape_markup,
+    handle_errors,
+    print_json,
+    stdout_console,
+)
 from mlw_cli.params import parse_params
 
 app = typer.Typer(
@@ -38,110 +42,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-
-err = Console(stderr=True, highlight=False)
-
-#: Exceptions that mean "bad input": exit code 2 with a one-line reason.
-#: (``KeyError``/``IndexError`` are not among them: inside mlw or a plugin they are bugs.)
-BAD_INPUT: tuple[type[BaseException], ...] = (
-    ValueError, mlw.UnknownNameError, FileNotFoundError, IsADirectoryError,
-    NotADirectoryError, PermissionError,
-)
-
-
-def _eprint(text: str) -> None:
-    """One plain line on stderr (never wrapped, so a reason stays on one line)."""
-    sys.stderr.write(text.rstrip("\n") + "\n")
-    sys.stderr.flush()
-
-
-def _out() -> Console:
-    """The console of tables on stdout: the terminal's width, or 120 columns (or
-    ``COLUMNS``) when stdout is a file or a pipe."""
-    console = Console(highlight=False, soft_wrap=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, soft_wrap=False, width=120)
-    return console
-
-
-def _report_warnings(caught: list[warnings.WarningMessage]) -> None:
-    """One line per distinct warning on stderr, with a count for repeats."""
-    counts: dict[str, int] = {}
-    for w in caught:
-        lines = str(w.message).strip().splitlines()
-        first = f"{w.category.__name__}: {lines[0] if lines else ''}"
-        counts[first] = counts.get(first, 0) + 1
-    for text, count in counts.items():
-        times = f" ({count} times)" if count > 1 else ""
-        _eprint(f"warning{times}: {text}")
-
-
-class _Exit(Exception):
-    def __init__(self, code: int) -> None:
-        self.code = code
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print ``error: message`` (one line) on stderr and exit with ``code``."""
-    one_line = " ".join(str(message).split())
-    _eprint(f"error: {one_line}")
-    raise _Exit(code)
-
-
-@contextlib.contextmanager
-def handle_errors() -> Iterator[None]:
-    """Map exceptions to the exit-code contract (2 bad input, 1 internal failure).
-
-    Set ``MLW_DEBUG=1`` to see the traceback of an internal failure.
-    """
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("default")
-            try:
-                yield
-            finally:
-                _report_warnings(caught)
-    except _Exit as exc:
-        raise typer.Exit(exc.code) from None
-    except (typer.Exit, typer.Abort):
-        raise
-    except KeyboardInterrupt:
-        _eprint("interrupted")
-        raise typer.Exit(130) from None
-    except BAD_INPUT as exc:
-        if os.environ.get("MLW_DEBUG"):
-            traceback.print_exc()
-        msg = str(exc).strip() or type(exc).__name__
-        _eprint(f"error: {' '.join(msg.split())}")
-        raise typer.Exit(2) from None
-    except Exception as exc:
-        if os.environ.get("MLW_DEBUG"):
-            traceback.print_exc()
-        msg = " ".join(str(exc).split())
-        _eprint(f"internal error: {type(exc).__name__}: {msg} (set MLW_DEBUG=1 for the "
-                  f"traceback)")
-        raise typer.Exit(1) from None
-
-
-def _jsonable(value: Any) -> Any:
-    """JSON-safe copy: NaN/inf become null, numpy scalars Python numbers, objects repr."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(float(value)) else None
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return repr(value)
-
-
-def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(_jsonable(obj), allow_nan=False) + "\n")
-    sys.stdout.flush()
-
 
 def _version_callback(value: bool) -> None:
     if value:
@@ -172,7 +72,7 @@ def list_plugins(
     with handle_errors():
         infos = mlw.list_plugins()
         if as_json:
-            _print_json([i.as_dict() for i in infos])
+            print_json([i.as_dict() for i in infos])
             return
         table = Table(title="mlw plugins", title_justify="left")
         for col in ("plugin", "distribution", "version", "status", "registers"):
@@ -182,17 +82,11 @@ def list_plugins(
                       "disabled": "[yellow]disabled[/]"}[i.status]
             what = _registers_text(i.as_dict()["registers"]) or "-"
             if i.error:
-                what = f"{what}\n[red]{_escape(i.error)}[/]" if what != "-" else \
-                    f"[red]{_escape(i.error)}[/]"
-            table.add_row(_escape(i.name), _escape(i.distribution or "-"),
-                          _escape(i.version or "-"), status, what)
-        _out().print(table)
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
+                what = f"{what}\n[red]{escape_markup(i.error)}[/]" if what != "-" else \
+                    f"[red]{escape_markup(i.error)}[/]"
+            table.add_row(escape_markup(i.name), escape_markup(i.distribution or "-"),
+                          escape_markup(i.version or "-"), status, what)
+        stdout_console().print(table)
 
 
 # --- learners ------------------------------------------------------------------------------------
@@ -214,9 +108,9 @@ def learners(
         if name is not None:
             info = _learner_dict(name, pm.learner(name))
             if as_json:
-                _print_json(info)
+                print_json(info)
                 return
-            out = _out()
+            out = stdout_console()
             out.print(f"{name}: {info['description']}", markup=False)
             out.print(f"plugin: {info['plugin']}; tags: {', '.join(info['tags']) or '-'}",
                       markup=False)
@@ -224,20 +118,21 @@ def learners(
             for col in ("parameter", "default", "description"):
                 t.add_column(col, overflow="fold")
             for p in info["params"]:
-                t.add_row(p["name"], _escape(repr(p["default"])), _escape(p["doc"] or ""))
+                t.add_row(p["name"], escape_markup(repr(p["default"])),
+                          escape_markup(p["doc"] or ""))
             out.print(t)
             return
         rows = [_learner_dict(n, s) for n, s in sorted(pm.learners().items())]
         if as_json:
-            _print_json(rows)
+            print_json(rows)
             return
         t = Table(title="learners (details: mlw learners NAME)", title_justify="left")
         for col in ("learner", "plugin", "tags", "description"):
             t.add_column(col, overflow="fold")
         for r in rows:
-            t.add_row(r["name"], _escape(r["plugin"] or "-"), ", ".join(r["tags"]),
-                      _escape(r["description"]))
-        _out().print(t)
+            t.add_row(r["name"], escape_markup(r["plugin"] or "-"), ", ".join(r["tags"]),
+                      escape_markup(r["description"]))
+        stdout_console().print(t)
 
 
 # --- datasets ------------------------------------------------------------------------------------
@@ -255,9 +150,9 @@ def datasets(
                        "params": dict(s.param_docs), "plugin": _owner("generator", s.name)}
                       for s in mlw.list_generators().values()]
         if as_json:
-            _print_json({"bundled": bundled, "loaders": loaders, "generators": generators})
+            print_json({"bundled": bundled, "loaders": loaders, "generators": generators})
             return
-        out = _out()
+        out = stdout_console()
         t = Table(title="bundled datasets (use with --data NAME)", title_justify="left")
         keys: list[str] = []
         for b in bundled:
@@ -265,20 +160,20 @@ def datasets(
         for k in keys or ["name"]:
             t.add_column(k)
         for b in bundled:
-            t.add_row(*[_escape(str(b.get(k, ""))) for k in keys])
+            t.add_row(*[escape_markup(str(b.get(k, ""))) for k in keys])
         out.print(t)
         t = Table(title="loaders (file formats)", title_justify="left")
         for col in ("name", "suffixes", "plugin", "description"):
             t.add_column(col, overflow="fold")
         for d in loaders:
-            t.add_row(d["name"], " ".join(d["suffixes"]), _escape(d["plugin"] or "-"),
-                      _escape(d["description"]))
+            t.add_row(d["name"], " ".join(d["suffixes"]), escape_markup(d["plugin"] or "-"),
+                      escape_markup(d["description"]))
         out.print(t)
         t = Table(title="generators (synthetic datasets)", title_justify="left")
         for col in ("name", "plugin", "description"):
             t.add_column(col, overflow="fold")
         for d in generators:
-            t.add_row(d["name"], _escape(d["plugin"] or "-"), _escape(d["description"]))
+            t.add_row(d["name"], escape_markup(d["plugin"] or "-"), escape_markup(d["description"]))
         out.print(t)
 
 
@@ -384,9 +279,9 @@ def _model_text(model: Any, data: Any) -> str:
     import inspect
 
     try:
-        accepted = inspect.signature(model.to_text).parameters
+        accepted = set(inspect.signature(model.to_text).parameters)
     except (TypeError, ValueError):
-        accepted = {}
+        accepted = set()
     kwargs = {k: list(v) for k, v in (("feature_names", data.feature_names),
                                       ("label_names", data.label_names)) if k in accepted}
     return str(model.to_text(**kwargs))
@@ -428,7 +323,7 @@ def fit(
             raise FileNotFoundError(f"--save {save}: folder {save.parent} does not exist")
         plan = resolve(data, test, cv)
         if plan.note:
-            _eprint(f"note: {plan.note}")
+            eprint(f"note: {plan.note}")
         if plan.kind == "cv":
             assert plan.k is not None
             show = err.is_terminal or bool(os.environ.get("MLW_PROGRESS"))
@@ -455,14 +350,14 @@ def fit(
                 "dataset": plan.dataset, "label_names": list(plan.train.label_names),
                 "feature_names": list(plan.train.feature_names),
                 "n_train": plan.train.n_instances})
-            _eprint(f"saved the model to {save}")
+            eprint(f"saved the model to {save}")
 
         text = None
         if show_model:
             if hasattr(model, "to_text"):
                 text = _model_text(model, plan.train)
             else:
-                _eprint(f"note: learner {learner!r} has no text form (no to_text())")
+                eprint(f"note: learner {learner!r} has no text form (no to_text())")
 
         if as_json:
             obj: dict[str, Any] = {
@@ -482,11 +377,11 @@ def fit(
             if plan.kind == "cv":
                 obj["folds"] = [f.as_dict() for f in result.folds]
             if text is not None:
-                _eprint(text)
-            _print_json(obj)
+                eprint(text)
+            print_json(obj)
             return
 
-        out = _out()
+        out = stdout_console()
         if plan.kind == "cv":
             how = f"{plan.k}-fold cross-validation (seed {seed})"
         else:
@@ -551,7 +446,7 @@ def predict(
                              f"on {n_features}")
         saved_features = meta.get("feature_names")
         if saved_features and list(saved_features) != list(ds.feature_names):
-            _eprint(f"warning: the feature names of {data} differ from the training data's")
+            eprint(f"warning: the feature names of {data} differ from the training data's")
         Y_pred = fitted.predict(ds.X)
         label_names = list(meta.get("label_names") or
                            [f"label_{j}" for j in range(Y_pred.shape[1])])
@@ -566,7 +461,7 @@ def predict(
             with atomic_write(out, "w", encoding="utf-8") as fh:
                 _write_predictions(fh, Y_pred, label_names)
             card = float(Y_pred.sum()) / max(Y_pred.shape[0], 1)
-            _eprint(f"wrote {Y_pred.shape[0]} predictions ({card:.3f} labels per instance) "
+            eprint(f"wrote {Y_pred.shape[0]} predictions ({card:.3f} labels per instance) "
                       f"to {out}")
 
 
