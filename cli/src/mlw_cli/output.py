@@ -11,7 +11,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 import typer
@@ -56,18 +56,6 @@ def _report_warnings(caught: list[warnings.WarningMessage]) -> None:
         eprint(f"warning{times}: {text}")
 
 
-class _Exit(Exception):
-    def __init__(self, code: int) -> None:
-        self.code = code
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print ``error: message`` (one line) on stderr and exit with ``code``."""
-    one_line = " ".join(str(message).split())
-    eprint(f"error: {one_line}")
-    raise _Exit(code)
-
-
 @contextlib.contextmanager
 def handle_errors() -> Iterator[None]:
     """Map exceptions to the exit-code contract (2 bad input, 1 internal failure).
@@ -81,8 +69,6 @@ def handle_errors() -> Iterator[None]:
                 yield
             finally:
                 _report_warnings(caught)
-    except _Exit as exc:
-        raise typer.Exit(exc.code) from None
     except (typer.Exit, typer.Abort):
         raise
     except KeyboardInterrupt:
@@ -99,7 +85,7 @@ def handle_errors() -> Iterator[None]:
             traceback.print_exc()
         msg = " ".join(str(exc).split())
         eprint(f"internal error: {type(exc).__name__}: {msg} (set MLW_DEBUG=1 for the "
-                  f"traceback)")
+               f"traceback)")
         raise typer.Exit(1) from None
 
 
