@@ -462,7 +462,7 @@ def predict(
                 _write_predictions(fh, Y_pred, label_names)
             card = float(Y_pred.sum()) / max(Y_pred.shape[0], 1)
             eprint(f"wrote {Y_pred.shape[0]} predictions ({card:.3f} labels per instance) "
-                      f"to {out}")
+                   f"to {out}")
 
 
 def run() -> None:  # pragma: no cover - console entry point alternative
