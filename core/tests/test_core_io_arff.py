@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 import math
 
 import numpy as np
@@ -249,13 +251,18 @@ def test_numbers_parse_exactly_like_float(tmp_path, token):
     assert math.copysign(1, ds.X[0, 0]) == math.copysign(1, float(token))
 
 
-def test_gz_file(tmp_path):
+@pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open), (".bz2", bz2.open),
+                                           (".xz", lzma.open)])
+def test_compressed_files(tmp_path, suffix, opener):
     text = "@relation 'r: -C 1'\n@attribute lab {0,1}\n@attribute x numeric\n@data\n1,2\n"
-    p = tmp_path / "z-train.arff.gz"
-    with gzip.open(p, "wt") as fh:
+    p = tmp_path / f"z-train.arff{suffix}"
+    with opener(p, "wt") as fh:
         fh.write(text)
     ds = mlw.load_dataset(p)
     assert ds.name == "z-train" and ds.X[0, 0] == 2.0
+    q = tmp_path / f"noext{suffix}"  # sniffed through the decompression
+    q.write_bytes(p.read_bytes())
+    assert mlw.load_dataset(q).X[0, 0] == 2.0
 
 
 def test_xml_found_beside_a_compressed_file(tmp_path):
