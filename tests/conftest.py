@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -72,14 +73,21 @@ def install_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., A
 
 @pytest.fixture
 def run_mlw() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the installed ``mlw`` command in a subprocess (the real entry points)."""
+    """Run the ``mlw`` command in a subprocess with the real entry points
+    (``python -m mlw_cli``, or the installed ``mlw`` script with ``console_script``)."""
 
-    def run(*args: str, env: dict[str, str] | None = None,
-            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 300,
+            console_script: bool = False) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, "COLUMNS": "200"}
         full_env.pop("MLW_DISABLE_PLUGINS", None)
         full_env.update(env or {})
-        return subprocess.run([sys.executable, "-m", "mlw_cli", *args], capture_output=True,
-                              text=True, env=full_env, timeout=timeout)
+        command = [sys.executable, "-m", "mlw_cli"]
+        if console_script:  # the installed `mlw` script (mlw-cli's [project.scripts])
+            script = shutil.which("mlw")
+            if script is None:
+                pytest.fail("the `mlw` command is not on PATH: pip install -e cli")
+            command = [script]
+        return subprocess.run([*command, *args], capture_output=True, text=True,
+                              env=full_env, timeout=timeout)
 
     return run

@@ -34,7 +34,7 @@ def one_json(stdout: str) -> dict:
 
 # --- plugin discovery through real entry points (subprocess) ----------------------------------
 def test_list_plugins_json_shows_the_template_plugin(run_mlw) -> None:
-    proc = run_mlw("list-plugins", "--json")
+    proc = run_mlw("list-plugins", "--json", console_script=True)
     assert proc.returncode == 0, proc.stderr
     plugins = {p["name"]: p for p in json.loads(proc.stdout)}
     template = plugins["template"]
