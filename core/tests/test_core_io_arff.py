@@ -47,6 +47,15 @@ def test_comments_blank_lines_crlf_and_tabs(tmp_path):
     assert ds.feature_names == ["x", "y"] and ds.label_names == ["lab"]
 
 
+def test_utf8_byte_order_mark_and_non_ascii_names(tmp_path):
+    text = ("\ufeff@relation 'r: -C 1'\n@attribute 'étiquette' {non,oui}\n"
+            "@attribute x numeric\n@data\noui,2\n")
+    p = tmp_path / "bom.dat"
+    p.write_text(text, encoding="utf-8")
+    ds = mlw.load_dataset(p)  # sniffed despite the BOM
+    assert ds.label_names == ["étiquette"] and ds.Y[0, 0] == 1
+
+
 def test_quoted_names_are_unescaped_unquoted_keep_backslashes(tmp_path):
     text = ("@relation r\n@attribute 'Swainson\\'s Thrush' {0,1}\n"
             "@attribute \"double \\\"q\\\"\" {0,1}\n@attribute '50\\%' numeric\n"

@@ -405,6 +405,8 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
 
 def sniff_arff(head: bytes) -> bool:
     """True when the first non-comment line starts with ``@relation``."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
     for raw_line in head.splitlines():
         s = raw_line.strip()
         if not s or s.startswith(b"%"):

@@ -142,7 +142,7 @@ def parse_header(raw: bytes, path: Path) -> ArffHeader:
     relation_line = 1
     attributes: list[Attribute] = []
     names: set[str] = set()
-    pos = 0
+    pos = 3 if raw.startswith(b"\xef\xbb\xbf") else 0  # a UTF-8 byte-order mark
     line = 0
     n = len(raw)
     while pos < n:
