@@ -72,7 +72,7 @@ def cuts_of(X: np.ndarray | sp.csr_matrix, max_bin: int) -> tuple[np.ndarray, np
     d = X.shape[1]
     per: list[np.ndarray] = []
     if sp.issparse(X):
-        C = X.tocsc()
+        C = sp.csc_matrix(X)
         for f in range(d):
             per.append(feature_edges(C.data[C.indptr[f]:C.indptr[f + 1]], max_bin))
     else:
