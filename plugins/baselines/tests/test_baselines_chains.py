@@ -103,7 +103,13 @@ def test_cc_log_proba_floor_for_certain_wrong_links(data):
     assert np.all(lp <= LOG_PROBA_FLOOR + 1e-9)  # at least the first link is certain
 
 
-@pytest.mark.parametrize("bad", [[0, 1, 2], [0, 1, 2, 2], "backwards", [0.5, 1, 2, 3]])
+def test_cc_order_as_a_cli_string(data):
+    Xtr, Ytr, _, _ = data
+    assert ClassifierChain(order="3, 1,0,2").fit(Xtr, Ytr).order_.tolist() == [3, 1, 0, 2]
+
+
+@pytest.mark.parametrize("bad", [[0, 1, 2], [0, 1, 2, 2], "backwards", [0.5, 1, 2, 3],
+                                 "0,1,2", "0,1,2,x"])
 def test_cc_rejects_bad_orders(data, bad):
     Xtr, Ytr, _, _ = data
     with pytest.raises(ValueError, match="order"):

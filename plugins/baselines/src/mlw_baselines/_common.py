@@ -33,15 +33,19 @@ def resolve_order(order: Any, n_labels: int, random_state: Any) -> np.ndarray:
     """The chain order as a permutation of ``range(n_labels)``.
 
     ``None`` is the labels' own order, ``"random"`` a permutation drawn from
-    ``numpy.random.default_rng(random_state)``, a sequence is used as given.
+    ``numpy.random.default_rng(random_state)``, a sequence (or a comma-separated string
+    such as ``"2,0,1"``) is used as given.
     """
     if order is None:
         return np.arange(n_labels, dtype=np.int64)
     if isinstance(order, str):
-        if order != "random":
+        if order == "random":
+            return np.random.default_rng(random_state).permutation(n_labels).astype(np.int64)
+        try:  # "2,0,1" from the CLI (--param order=2,0,1)
+            order = [int(tok) for tok in order.replace(" ", "").split(",")]
+        except ValueError:
             raise ValueError(f"order must be None, 'random' or a permutation of the label "
-                             f"indices, got {order!r}")
-        return np.random.default_rng(random_state).permutation(n_labels).astype(np.int64)
+                             f"indices, got {order!r}") from None
     if not isinstance(order, (Sequence, np.ndarray)):
         raise ValueError(f"order must be None, 'random' or a sequence, got {order!r}")
     arr = np.asarray(order)

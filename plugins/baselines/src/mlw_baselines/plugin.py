@@ -9,7 +9,7 @@ from mlw_baselines._base_estimator import BASE_ESTIMATOR_DOC
 
 _RANDOM_STATE = "seed of the random chain order and of randomised shortcut classifiers"
 _ORDER = ("chain order: None (the labels' own order), 'random' (drawn with random_state) "
-          "or a list of label indices")
+          "or label indices as a list or a string \"2,0,1\"")
 _N_JOBS = "models fitted in parallel by joblib (None: one at a time, -1: all cores)"
 
 
