@@ -6,6 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
+from threadpoolctl import threadpool_limits
+
+# Two cores, several processes: a multi-threaded BLAS makes small logistic-regression
+# fits 10-100x slower under contention. The suite runs BLAS on one thread.
+threadpool_limits(1)
 
 ROOT = Path(__file__).resolve().parent
 #: The real public datasets, read-only, beside the repository (see ../shared/datasets/).

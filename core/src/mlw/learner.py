@@ -23,7 +23,9 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     - ``_predict_proba(X)``: marginal probability (or a score in [0, 1]) per label;
     - ``_predict(X)``, only when the class sets ``_joint_prediction = True``: the
       method's own joint label-set decision;
-    - optionally ``_log_proba_of(X, Y)`` for joint models (exposed as ``log_proba_of``);
+    - joint models also define a public ``log_proba_of(X, Y) -> (n,)`` (log P(y|x));
+      learners without a joint model must not have that attribute, since evaluation
+      uses ``hasattr(learner, "log_proba_of")`` to decide whether ``cll_loss`` applies;
     - optionally ``_training_scores(X, Y)``: the scores a threshold is tuned on
       (default: ``_predict_proba`` on the training data).
 
