@@ -5,11 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-from threadpoolctl import threadpool_limits
-
 # Two cores, several processes: a multi-threaded BLAS makes small logistic-regression
-# fits 10-100x slower under contention. The suite runs BLAS on one thread.
+# fits 10-100x slower under contention. The suite runs BLAS on one thread: the variables
+# cover libraries loaded from now on, threadpool_limits those already loaded.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy  # noqa: E402,F401
+import pytest  # noqa: E402
+import scipy.linalg  # noqa: E402,F401
+from threadpoolctl import threadpool_limits  # noqa: E402
+
 threadpool_limits(1)
 
 ROOT = Path(__file__).resolve().parent
