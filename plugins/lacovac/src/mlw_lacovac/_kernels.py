@@ -197,11 +197,11 @@ def _side_cov(ns, c, C, comp, tc, tC, pj, pk, pbuf):
 
 
 @njit(cache=True)
-def _candidate(nl, n, c, C, acc, tc, tC, tot, pj, pk, crit, best_q, pbuf):
+def _candidate(nl, n, c, C, a0, a1, a2, a3, a4, tc, tC, tot, pj, pk, crit, best_q, pbuf):
     """Weighted criterion of the split with ``nl`` rows (counts ``c``/``C``) on one side
     and the rest of the node on the other.
 
-    ``acc`` holds running sums of the moved side (sum c_j, sum c_j^2, sum tc_j c_j,
+    ``a0..a4`` are running sums of the moved side (sum c_j, sum c_j^2, sum tc_j c_j,
     sum of row cardinalities, sum of their squares) and ``tot`` the node's (sum tc_j,
     sum tc_j^2, -, cardinality sum, square sum), so both variance sums and the
     covariance lower bound cost O(1). Returns ``inf`` when that bound shows the split
@@ -212,14 +212,14 @@ def _candidate(nl, n, c, C, acc, tc, tC, tot, pj, pk, crit, best_q, pbuf):
         vl = _side_var(nl, c, False, tc, crit, pbuf)
         vr = _side_var(nr, c, True, tc, crit, pbuf)
         return (nl * vl + nr * vr) / n
-    vl = acc[0] / nl - acc[1] / (nl * nl)
-    s1 = tot[0] - acc[0]
-    s2 = tot[1] - 2.0 * acc[2] + acc[1]
+    vl = a0 / nl - a1 / (nl * nl)
+    s1 = tot[0] - a0
+    s2 = tot[1] - 2.0 * a2 + a1
     vr = s1 / nr - s2 / (nr * nr)
     if crit == CRIT_VARIANCE:
         return (nl * vl + nr * vr) / n
-    lbl = _cov_lower_bound(nl, acc[3], acc[4], vl)
-    lbr = _cov_lower_bound(nr, tot[3] - acc[3], tot[4] - acc[4], vr)
+    lbl = _cov_lower_bound(nl, a3, a4, vl)
+    lbr = _cov_lower_bound(nr, tot[3] - a3, tot[4] - a4, vr)
     ml = vl if vl <= lbl else lbl
     mr = vr if vr <= lbr else lbr
     if (nl * ml + nr * mr) / n >= best_q - 1e-12:
@@ -307,7 +307,7 @@ def local_labels(y_indptr, y_indices, rows, label_map):
     return ptr, idx
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _move(t, sign, lptr, lidx, c, C, tc, acc):
     """Add (sign 1) or remove (-1) row ``t``'s labels to counts ``c`` and pair counts
     ``C`` and update the running sums ``acc`` (see :func:`_candidate`)."""
@@ -346,7 +346,8 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
     Each child must keep at least ``min_leaf`` rows. Thresholds are midpoints between
     consecutive distinct values; when ``xbin`` (per-value histogram bin ids, shaped like
     ``XT``) is not empty, only the pairs of consecutive values in different bins are
-    candidates. Returns ``(feature, threshold, quality)``, feature -1 when no split is
+    candidates, and the rows are ordered by a counting sort on the bin ids instead of
+    a comparison sort (the order inside a bin does not matter then). Returns ``(feature, threshold, quality)``, feature -1 when no split is
     valid; ties keep the first feature and the first threshold.
     """
     use_bins = xbin.shape[0] > 0
@@ -364,24 +365,83 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
     best_t = 0.0
     if n < 2 * min_leaf or n < 2:
         return best_f, best_t, best_q
+    if use_bins:
+        nb = 0
+        for f0 in range(features.size):  # bins present anywhere in the node's rows
+            for t in range(n):
+                b0 = xbin[features[f0], rows[t]]
+                if b0 >= nb:
+                    nb = b0 + 1
+        bstart = np.empty(nb + 1, np.int64)
+        bmin = np.empty(nb)
+        bmax = np.empty(nb)
+        order = np.empty(n, np.int64)
     for fi in range(features.size):
         f = features[fi]
         for t in range(n):
             vals[t] = XT[f, rows[t]]
-        order = np.argsort(vals, kind="mergesort")
-        if vals[order[0]] == vals[order[n - 1]]:
+        if use_bins:
+            # counting sort by bin: the candidates are the bin boundaries, so the order
+            # inside a bin does not matter
+            bstart[:] = 0
+            bmin[:] = np.inf
+            bmax[:] = -np.inf
+            for t in range(n):
+                b0 = xbin[f, rows[t]]
+                bstart[b0 + 1] += 1
+                if vals[t] < bmin[b0]:
+                    bmin[b0] = vals[t]
+                if vals[t] > bmax[b0]:
+                    bmax[b0] = vals[t]
+            for b0 in range(nb):
+                bstart[b0 + 1] += bstart[b0]
+            fillp = bstart[:nb].copy()
+            for t in range(n):
+                b0 = xbin[f, rows[t]]
+                order[fillp[b0]] = t
+                fillp[b0] += 1
+        else:
+            order = np.argsort(vals)
+        if vals[order[0]] == vals[order[n - 1]] and not use_bins:
             continue
+        a0 = 0.0  # running sums of the left side, see _candidate
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        a4 = 0.0
         for i in range(n - 1):
             t = order[i]
-            _move(t, 1, lptr, lidx, c, C, tc, acc)
+            p0 = lptr[t]
+            p1 = lptr[t + 1]
+            for a in range(p0, p1):  # _move, inlined with scalar sums
+                ja = lidx[a]
+                old = c[ja]
+                c[ja] = old + 1
+                a1 += 2 * old + 1
+                a2 += tc[ja]
+                for b in range(a + 1, p1):
+                    C[ja, lidx[b]] += 1
+            k = p1 - p0
+            a0 += k
+            a3 += k
+            a4 += k * k
             nl = i + 1
-            v0 = vals[t]
-            v1 = vals[order[i + 1]]
-            if v0 == v1 or nl < min_leaf or n - nl < min_leaf:
+            if nl < min_leaf or n - nl < min_leaf:
                 continue
-            if use_bins and xbin[f, rows[t]] == xbin[f, rows[order[i + 1]]]:
-                continue
-            q = _candidate(nl, n, c, C, acc, tc, tC, tot, pj, pk, crit, best_q, pbuf)
+            if use_bins:
+                bl = xbin[f, rows[t]]
+                br = xbin[f, rows[order[i + 1]]]
+                if bl == br:
+                    continue
+                v0 = bmax[bl]
+                v1 = bmin[br]
+            else:
+                v0 = vals[t]
+                v1 = vals[order[i + 1]]
+                if v0 == v1:
+                    continue
+            q = _candidate(nl, n, c, C, a0, a1, a2, a3, a4, tc, tC, tot, pj, pk, crit, best_q,
+                           pbuf)
             if q < best_q - 1e-12:
                 best_q = q
                 best_f = f
@@ -391,7 +451,6 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
                 best_t = thr
         # reset: only the co-occurring pairs can be non-zero
         c[:] = 0
-        acc[:] = 0.0
         for p in range(pj.size):
             C[pj[p], pk[p]] = 0
     return best_f, best_t, best_q
@@ -496,7 +555,8 @@ def best_split_sparse(x_indptr, x_indices, x_data, n_features, rows, lptr, lidx,
                 continue
             if v0 == v1 or nl < min_leaf or n - nl < min_leaf:
                 continue
-            q = _candidate(nl, n, c, C, acc, tc, tC, tot, pj, pk, crit, best_q, pbuf)
+            q = _candidate(nl, n, c, C, acc[0], acc[1], acc[2], acc[3], acc[4], tc, tC, tot,
+                           pj, pk, crit, best_q, pbuf)
             if q < best_q - 1e-12:
                 best_q = q
                 best_f = f
@@ -521,7 +581,8 @@ def best_split_sparse(x_indptr, x_indices, x_data, n_features, rows, lptr, lidx,
                 continue
             if v0 == v1 or nr < min_leaf or n - nr < min_leaf:
                 continue
-            q = _candidate(nr, n, c, C, acc, tc, tC, tot, pj, pk, crit, best_q, pbuf)
+            q = _candidate(nr, n, c, C, acc[0], acc[1], acc[2], acc[3], acc[4], tc, tC, tot,
+                           pj, pk, crit, best_q, pbuf)
             if q < best_q - 1e-12:
                 best_q = q
                 best_f = f
