@@ -12,7 +12,7 @@ from mlw.thresholds import CardinalityMatching, apply_threshold
 from mlw_lcif import LCIF, LCIF2, search_hyperparameters
 from mlw_lcif import _kernels as K
 from mlw_lcif import _prep as P
-from mlw_lcif.search import _threshold_grid
+from mlw_lcif.search import METRICS, _threshold_grid
 
 
 def _data(seed: int = 0, n: int = 300, d: int = 40, L: int = 8):
@@ -88,15 +88,15 @@ def test_search_equals_refitting_on_every_fold() -> None:
                     m = LCIF(k_ins=k_ins, k_feat=k_feat, lam=lam).fit(Xs[tr], Y[tr])
                     P_ = m.predict(Xs[va])
                     P_ = P_.toarray() if sp.issparse(P_) else P_
-                    vals.append(mlw_accuracy(Y[va], P_))
-                assert res["scores"][a, b, q] == pytest.approx(np.mean(vals), abs=1e-12)
+                    vals.append(mlw.evaluate(Y[va], P_, metrics=list(METRICS)))
+                for name, code in METRICS.items():
+                    want = np.mean([v[name] for v in vals])
+                    if name == "hamming_loss":
+                        want = -want
+                    assert res["all_scores"][a, b, q, code] == pytest.approx(want, abs=1e-12), name
     assert res["score"] == res["scores"].max()
-
-
-def mlw_accuracy(Yt: np.ndarray, P_: np.ndarray) -> float:
-    inter = (Yt & P_).sum(axis=1)
-    union = (Yt | P_).sum(axis=1)
-    return float(np.mean(np.where(union == 0, 1.0, inter / np.maximum(union, 1))))
+    for name, best in res["best_by_metric"].items():
+        assert best["score"] == res["all_scores"][..., METRICS[name]].max()
 
 
 def test_cv_parameter_in_fit_selects_from_grid() -> None:
@@ -105,3 +105,32 @@ def test_cv_parameter_in_fit_selects_from_grid() -> None:
     assert m.k_ins_ in range(1, 30, 2) and m.k_feat_ <= Y.shape[1]
     assert m.lam_ in [round(0.1 * i, 1) for i in range(11)]
     assert m.cv_results_["scores"].shape == (15, 5, 11)  # k_feat: 1,3,5,7 and 8 (capped)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("seed", [0, 5, 9])
+def test_streamed_threshold_equals_core_fit_on_all_scores(sparse: bool, seed: int) -> None:
+    from mlw_lcif.model import fit_cardinality_streamed
+
+    X, Y = _data(seed, n=250)
+    if sparse:
+        X, Y = sp.csr_matrix(X), sp.csr_matrix(Y)
+    m = LCIF(k_ins=5, k_feat=2, lam=0.4 + 0.05 * seed).fit(X, Y)
+    S = m._training_scores(X, Y)
+    core = CardinalityMatching().fit(S, Y)
+    assert m.threshold_.threshold_ == core.threshold_
+    assert m.threshold_.target_cardinality_ == core.target_cardinality_
+    small = fit_cardinality_streamed(CardinalityMatching(), m._training_score_blocks(block=17),
+                                     n=250, n_positive=int(Y.sum()))
+    assert small.threshold_ == core.threshold_
+    # and for arbitrary score matrices, including rows without scores
+    rng = np.random.default_rng(seed)
+    R = rng.random((60, 7)) ** 3 * (rng.random((60, 7)) < 0.6)
+    R[:4] = 0.0
+    Yr = (rng.random((60, 7)) < 0.15 * (seed + 1) / 3).astype(np.uint8)
+    for mat in (R, sp.csr_matrix(R)):
+        core = CardinalityMatching().fit(mat, Yr)
+        blocks = [sp.csr_matrix(mat[i:i + 13]) for i in range(0, 60, 13)]
+        got = fit_cardinality_streamed(CardinalityMatching(), blocks, n=60,
+                                       n_positive=int(Yr.sum()))
+        assert got.threshold_ == core.threshold_

@@ -395,9 +395,8 @@ def _cardinality_threshold(A, B, lam, is_val, T, coarse, fine, target, top_label
             s = lam * A[i, j] + (1.0 - lam) * B[i, j]
             if s > rmax:
                 rmax = s
-            b = _bucket(s, T)
-            if b >= 0:
-                hist[b] += 1
+            if s > 0.0:  # as the core: only positive scores are ever predicted
+                hist[_bucket(s, T)] += 1
         if rmax > 0.0:
             top[_bucket(rmax, T)] += 1
     # count_ge[m] = #entries >= T[m]; below[m] = #rows with 0 < rowmax < T[m]
@@ -435,13 +434,19 @@ def _cardinality_threshold(A, B, lam, is_val, T, coarse, fine, target, top_label
 
 
 @njit(cache=True)
-def _metric_on_validation(A, B, lam, is_val, Y, t, top_label, metric):
+def _metrics_on_validation(A, B, lam, is_val, Y, t, top_label, out):
+    """All selection metrics of the thresholded validation rows, written into ``out``:
+    0 accuracy, 1 f1_example, 2 f1_micro, 3 f1_macro, 4 -hamming_loss,
+    5 subset_accuracy (larger is better for all). Zero denominators follow
+    mlw.evaluate: 1 where the prediction is perfect (nothing true, nothing predicted)."""
     n, L = A.shape
     tp_l = np.zeros(L, dtype=np.int64)
     fp_l = np.zeros(L, dtype=np.int64)
     fn_l = np.zeros(L, dtype=np.int64)
     pred = np.zeros(L, dtype=np.uint8)
-    ex_sum = 0.0
+    acc_sum = 0.0
+    f1_sum = 0.0
+    sub_sum = 0.0
     n_val = 0
     for i in range(n):
         if not is_val[i]:
@@ -455,7 +460,7 @@ def _metric_on_validation(A, B, lam, is_val, Y, t, top_label, metric):
             if s > rmax:
                 rmax = s
                 jmax = j
-            if s >= t:
+            if s >= t and s > 0.0:
                 pred[j] = 1
                 npred += 1
             else:
@@ -475,18 +480,13 @@ def _metric_on_validation(A, B, lam, is_val, Y, t, top_label, metric):
                 fp_l[j] += 1
             elif y:
                 fn_l[j] += 1
-        if metric == 0:  # accuracy (Jaccard), empty/empty = 1
-            union = npred + ntrue - tp
-            ex_sum += 1.0 if union == 0 else tp / union
-        elif metric == 1:  # f1_example, empty/empty = 1
-            den = npred + ntrue
-            ex_sum += 1.0 if den == 0 else 2.0 * tp / den
-        elif metric == 5:  # subset accuracy
-            ex_sum += 1.0 if (tp == npred and tp == ntrue) else 0.0
+        union = npred + ntrue - tp
+        acc_sum += 1.0 if union == 0 else tp / union
+        den = npred + ntrue
+        f1_sum += 1.0 if den == 0 else 2.0 * tp / den
+        sub_sum += 1.0 if (tp == npred and tp == ntrue) else 0.0
     if n_val == 0:
-        return 0.0
-    if metric == 0 or metric == 1 or metric == 5:
-        return ex_sum / n_val
+        return
     TP = 0
     FP = 0
     FN = 0
@@ -497,33 +497,43 @@ def _metric_on_validation(A, B, lam, is_val, Y, t, top_label, metric):
         FN += fn_l[j]
         den = 2 * tp_l[j] + fp_l[j] + fn_l[j]
         mac += 1.0 if den == 0 else 2.0 * tp_l[j] / den
-    if metric == 2:  # f1_micro
-        den = 2 * TP + FP + FN
-        return 1.0 if den == 0 else 2.0 * TP / den
-    if metric == 3:  # f1_macro; as mlw.evaluate, a label never true nor predicted scores 1
-        return mac / L
-    # 4: hamming loss, negated so that larger is better
-    return -(FP + FN) / (n_val * L)
+    out[0] = acc_sum / n_val
+    out[1] = f1_sum / n_val
+    den = 2 * TP + FP + FN
+    out[2] = 1.0 if den == 0 else 2.0 * TP / den
+    out[3] = mac / L
+    out[4] = -(FP + FN) / (n_val * L)
+    out[5] = sub_sum / n_val
 
 
 @njit(parallel=True, cache=True)
-def grid_evaluate(A, B, lams, is_val, Y, T, coarse, fine, target, top_label, metric):
+def grid_evaluate(A, B, lams, is_val, Y, T, coarse, fine, target, top_label):
     """Score every (k_ins, k_feat, lambda) of one fold: A (n_k, n, L) instance
     confidences, B (n_kf, n, L) feature confidences of all rows (training rows scored
     without themselves, validation rows against the training rows only). The threshold
-    is fitted by cardinality matching on the training rows; the metric is computed on
-    the validation rows. Returns (n_k, n_kf, n_lam)."""
+    is fitted by cardinality matching on the training rows; the metrics (see
+    ``_metrics_on_validation``) are computed on the validation rows.
+    Returns (n_k, n_kf, n_lam, 6)."""
     na = A.shape[0]
     nb = B.shape[0]
     nl = lams.shape[0]
-    out = np.zeros((na, nb, nl), dtype=np.float64)
+    out = np.zeros((na, nb, nl, 6), dtype=np.float64)
     for ab in prange(na * nb):
         a = ab // nb
         b = ab % nb
         for q in range(nl):
             lam = lams[q]
+            if (lam == 1.0 and b > 0) or (lam == 0.0 and a > 0):
+                continue  # the other part has no weight: same as (a, 0) / (0, b)
             m = _cardinality_threshold(A[a], B[b], lam, is_val, T, coarse, fine, target,
                                        top_label)
-            out[a, b, q] = _metric_on_validation(A[a], B[b], lam, is_val, Y, T[m],
-                                                 top_label, metric)
+            _metrics_on_validation(A[a], B[b], lam, is_val, Y, T[m], top_label,
+                                   out[a, b, q])
+    for a in range(na):
+        for b in range(nb):
+            for q in range(nl):
+                if lams[q] == 1.0 and b > 0:
+                    out[a, b, q] = out[a, 0, q]
+                elif lams[q] == 0.0 and a > 0:
+                    out[a, b, q] = out[0, b, q]
     return out

@@ -16,6 +16,44 @@ K_GRID: tuple[int, ...] = tuple(range(1, 30, 2))
 LAM_GRID: tuple[float, ...] = tuple(float(v) for v in np.round(np.arange(11) * 0.1, 1))
 
 
+def fit_cardinality_streamed(strategy: Any, blocks: Any, *, n: int, n_positive: int) -> Any:
+    """Fit ``strategy`` (a core ``CardinalityMatching``) from CSR score blocks.
+
+    Exactly what ``strategy.fit(all_scores, Y)`` decides (tested): the core's
+    :func:`mlw.thresholds.two_pass_search` only visits t = 0, 0.01, ..., 1, so the
+    per-threshold counts (scores >= t, rows whose best score is in (0, t)) are
+    accumulated block by block (only positive scores count, as in the core).
+    """
+    from mlw.thresholds import two_pass_search
+
+    T = np.round(np.arange(101) * 0.01, 10)
+    hist = np.zeros(101, dtype=np.int64)
+    top = np.zeros(101, dtype=np.int64)
+    for S in blocks:
+        vals = S.data[S.data > 0]
+        hist += np.bincount(np.searchsorted(T, vals, side="right") - 1, minlength=101)
+        lens = np.diff(S.indptr)
+        rows = np.flatnonzero(lens > 0)
+        if rows.size:
+            rmax = np.maximum.reduceat(S.data, S.indptr[:-1][rows])
+            rmax = rmax[rmax > 0]
+            top += np.bincount(np.searchsorted(T, rmax, side="right") - 1, minlength=101)
+    count_ge = np.cumsum(hist[::-1])[::-1]
+    below = np.concatenate([[0], np.cumsum(top)[:-1]])
+    position = {float(t): m for m, t in enumerate(T)}
+    target = float(n_positive) / max(n, 1)
+    use_top = bool(getattr(strategy, "top_label", True))
+
+    def objective(t: float) -> float:
+        m = position[t]
+        count = int(count_ge[m]) + (int(below[m]) if use_top else 0)
+        return -abs(count / n - target)
+
+    strategy.target_cardinality_ = target
+    strategy.threshold_ = two_pass_search(objective)
+    return strategy
+
+
 def _check_k(name: str, k: Any, limit: int | None, what: str) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"{name} must be a positive integer, got {k!r}")
@@ -86,23 +124,44 @@ class _LCIFBase(mlw.MultiLabelLearner):
             self.fl_sim_ = np.zeros((X.shape[1], 1))
 
     # -- scoring ------------------------------------------------------------------------
-    def _scores(self, Qs: sp.csr_matrix, *, leave_one_out: bool) -> Any:
+    def _sparse_scores(self, Qs: sp.csr_matrix, self_offset: int = -1) -> sp.csr_matrix:
+        """CSR scores of the scaled queries; with ``self_offset >= 0`` query i is
+        training row ``i + self_offset`` and is left out of its own neighbourhood."""
         if self.lam_ > 0.0:
-            nbr_idx, nbr_sim = P.knn(Qs, self.index_, self.k_ins_,
-                                     self_offset=0 if leave_one_out else -1)
+            nbr_idx, nbr_sim = P.knn(Qs, self.index_, self.k_ins_, self_offset=self_offset)
         else:
             nbr_idx = np.full((Qs.shape[0], 1), -1, dtype=np.int32)
             nbr_sim = np.zeros((Qs.shape[0], 1))
-        S = P.score(nbr_idx, nbr_sim, nbr_idx.shape[1], self.votes_, Qs, self.fl_idx_,
-                    self.fl_sim_, self.fl_idx_.shape[1], self.lam_, self.n_labels_)
+        return P.score(nbr_idx, nbr_sim, nbr_idx.shape[1], self.votes_, Qs, self.fl_idx_,
+                       self.fl_sim_, self.fl_idx_.shape[1], self.lam_, self.n_labels_)
+
+    def _scores(self, Qs: sp.csr_matrix, self_offset: int = -1) -> Any:
+        S = self._sparse_scores(Qs, self_offset)
         return S if self.sparse_labels_ else S.toarray()
 
     def _predict_proba(self, X: Any) -> Any:
-        return self._scores(self.scaler_.transform(X), leave_one_out=False)
+        return self._scores(self.scaler_.transform(X))
 
     def _training_scores(self, X: Any, Y: Any) -> Any:
         # each training instance is left out of its own neighbourhood
-        return self._scores(self.Xs_, leave_one_out=True)
+        return self._scores(self.Xs_, self_offset=0)
+
+    def _fit_threshold(self, X: Any, Y: Any) -> None:
+        """The core's cardinality matching, fed block by block: the training scores of
+        all instances are never held at once (at extreme scale they would not fit)."""
+        if not (isinstance(self.threshold, str) and self.threshold == "cardinality"):
+            super()._fit_threshold(X, Y)
+            return
+        from mlw.learner import make_threshold
+
+        strategy, _ = make_threshold("cardinality")
+        self.threshold_ = fit_cardinality_streamed(
+            strategy, self._training_score_blocks(), n=X.shape[0], n_positive=int(Y.sum()))
+
+    def _training_score_blocks(self, block: int = 32768):
+        n = self.Xs_.shape[0]
+        for start in range(0, n, block):
+            yield self._sparse_scores(self.Xs_[start:start + block], self_offset=start)
 
     def kneighbors(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """The fitted number of nearest training instances of each row of X by cosine

@@ -119,7 +119,7 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
     dummy_s = np.zeros((n, 1))
     no_fl_i = np.full((Xs.shape[1], 1), -1, dtype=np.int32)
     no_fl_s = np.zeros((Xs.shape[1], 1))
-    total = np.zeros((len(kins), len(kfeat), len(lams)))
+    total = np.zeros((len(kins), len(kfeat), len(lams), len(METRICS)))
     for f in range(int(n_folds)):
         is_val = (fold == f).astype(np.uint8)
         tr = np.flatnonzero(is_val == 0)
@@ -142,10 +142,16 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
                                0.0, L).toarray()
         target = float(Yd[tr].sum()) / max(tr.size, 1)
         total += K.grid_evaluate(A, B, lams, is_val, Yd, T, coarse, fine, target,
-                                 bool(top_label), METRICS[metric])
+                                 bool(top_label))
     total /= int(n_folds)
-    a, b, q = np.unravel_index(int(np.argmax(total)), total.shape)
-    return {"k_ins": int(kins[a]), "k_feat": int(kfeat[b]), "lam": float(lams[q]),
-            "score": float(total[a, b, q]), "metric": metric, "n_folds": int(n_folds),
+    best_by_metric = {}
+    for name, code in METRICS.items():
+        sc = total[..., code]
+        a, b, q = np.unravel_index(int(np.argmax(sc)), sc.shape)
+        best_by_metric[name] = {"k_ins": int(kins[a]), "k_feat": int(kfeat[b]),
+                                "lam": float(lams[q]), "score": float(sc[a, b, q])}
+    best = best_by_metric[metric]
+    return {**best, "metric": metric, "n_folds": int(n_folds),
             "k_ins_grid": list(kins), "k_feat_grid": list(kfeat),
-            "lam_grid": [float(v) for v in lams], "scores": total}
+            "lam_grid": [float(v) for v in lams], "scores": total[..., METRICS[metric]],
+            "all_scores": total, "best_by_metric": best_by_metric}

@@ -1,0 +1,140 @@
+"""LCIF at extreme scale: a generated sparse problem of 500,000 training instances,
+200,000 features and 100,000 labels (about 40 non-zero features and 3 labels per
+instance, power-law frequencies), written in the extreme-classification repository
+format to /tmp, read back through the core loader (``mlw.load_dataset(path,
+format="xc")``, streamed), then ``lcif`` fit + predict on 10,000 held-out queries.
+
+Reports the generation, loading, fit and predict times, the peak memory of the
+process (ru_maxrss) after each stage, and the quality on the queries against the
+generating labels. There is no peer here: scikit-learn's brute-force kNN would hold a
+dense 10,000 x 500,000 similarity block per chunk and no dense 100,000-label output
+fits in memory; the point is that LCIF completes, sparse end to end.
+
+    nice python benchmarks/bench_lcif_extreme.py [--n 510000] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def generate(n: int, d: int, L: int, seed: int = 0) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Topic-style data: each label owns 30 features drawn from a power law over the
+    features; an instance takes 1-5 labels (mean about 3) drawn from a power law over
+    the labels, 8 features from each of its labels' topics and background features
+    (power law) up to about 40, with tf-idf-like values in (0, 1]."""
+    rng = np.random.default_rng(seed)
+
+    def powerlaw(size: int, m: int, shift: float) -> np.ndarray:
+        w = 1.0 / (np.arange(m) + shift)
+        cdf = np.cumsum(w)
+        cdf /= cdf[-1]
+        return np.minimum(np.searchsorted(cdf, rng.random(size)), m - 1)
+
+    perm_f = rng.permutation(d)
+    topics = perm_f[powerlaw(L * 30, d, 2000.0)].reshape(L, 30)
+    n_lab = np.clip(rng.poisson(2.0, n) + 1, 1, 5)
+    lab_ptr = np.concatenate([[0], np.cumsum(n_lab)])
+    labels = rng.permutation(L)[powerlaw(int(lab_ptr[-1]), L, 50.0)]
+    rows_l = np.repeat(np.arange(n), n_lab)
+    Y = sp.csr_matrix((np.ones(labels.size, dtype=np.uint8), (rows_l, labels)), shape=(n, L))
+    Y.sum_duplicates()
+    Y.data[:] = 1
+    # topic features: 8 per label of the instance
+    tf_rows = np.repeat(rows_l, 8)
+    tf_cols = topics[np.repeat(labels, 8), rng.integers(0, 30, labels.size * 8)]
+    n_bg = np.maximum(40 - 8 * n_lab, 5)
+    bg_rows = np.repeat(np.arange(n), n_bg)
+    bg_cols = perm_f[powerlaw(int(n_bg.sum()), d, 2000.0)]
+    r = np.concatenate([tf_rows, bg_rows])
+    c = np.concatenate([tf_cols, bg_cols])
+    X = sp.csr_matrix((rng.random(r.size) * 0.9 + 0.1, (r, c)), shape=(n, d))
+    X.sum_duplicates()
+    X.data = np.minimum(X.data, 1.0)
+    return X, Y
+
+
+def write_xc(X: sp.csr_matrix, Y: sp.csr_matrix, path: str) -> None:
+    """The XC text format, written in blocks (numpy formatting, not a row loop)."""
+    n, d = X.shape
+    with open(path, "w", encoding="ascii") as fh:
+        fh.write(f"{n} {d} {Y.shape[1]}\n")
+        for s in range(0, n, 20000):
+            xb, yb = X[s:s + 20000], Y[s:s + 20000]
+            lines = []
+            for i in range(xb.shape[0]):
+                labs = ",".join(map(str, yb.indices[yb.indptr[i]:yb.indptr[i + 1]].tolist()))
+                a, b = xb.indptr[i], xb.indptr[i + 1]
+                feats = " ".join(f"{j}:{v:.4f}" for j, v in
+                                 zip(xb.indices[a:b].tolist(), xb.data[a:b].tolist()))
+                lines.append(f"{labs} {feats}")
+            fh.write("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=510_000, help="instances (the last 10,000 query)")
+    ap.add_argument("--features", type=int, default=200_000)
+    ap.add_argument("--labels", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=10_000)
+    ap.add_argument("--k", type=int, default=15)
+    ap.add_argument("--lam", type=float, default=0.5)
+    ap.add_argument("--path", default="/tmp/mlw_lcif_extreme.xc.txt")
+    ap.add_argument("--keep", action="store_true", help="keep the generated file")
+    a = ap.parse_args()
+
+    import mlw
+    from mlw_lcif import LCIF
+
+    t = time.perf_counter()
+    X, Y = generate(a.n, a.features, a.labels)
+    write_xc(X, Y, a.path)
+    del X, Y
+    gen_s = time.perf_counter() - t
+    print(f"generated + wrote {a.path} ({os.path.getsize(a.path) / 1e6:.0f} MB) in "
+          f"{gen_s:.0f} s; peak {peak_mb():.0f} MB", flush=True)
+
+    t = time.perf_counter()
+    ds = mlw.load_dataset(a.path, format="xc")
+    load_s = time.perf_counter() - t
+    X, Y = ds.X, ds.Y
+    print(f"loaded {X.shape[0]} x {X.shape[1]} (nnz/row {X.nnz / X.shape[0]:.1f}), "
+          f"{Y.shape[1]} labels (cardinality {Y.sum() / Y.shape[0]:.2f}) in {load_s:.0f} s; "
+          f"peak {peak_mb():.0f} MB", flush=True)
+    ntr = X.shape[0] - a.queries
+    Xtr, Ytr, Xte, Yte = X[:ntr], Y[:ntr], X[ntr:], Y[ntr:]
+    del ds, X, Y
+    LCIF(k_ins=3, k_feat=3).fit(Xtr[:500], Ytr[:500]).predict(Xte[:10])  # JIT warm-up
+
+    t = time.perf_counter()
+    m = LCIF(k_ins=a.k, k_feat=a.k, lam=a.lam).fit(Xtr, Ytr)
+    fit_s = time.perf_counter() - t
+    print(f"lcif fit (k={a.k}, lam={a.lam}): {fit_s:.0f} s; peak {peak_mb():.0f} MB; "
+          f"threshold {m.threshold_.threshold_}", flush=True)
+    t = time.perf_counter()
+    P = m.predict(Xte)
+    pred_s = time.perf_counter() - t
+    print(f"lcif predict ({a.queries} queries, CSR output {type(P).__name__}, "
+          f"{P.nnz / P.shape[0]:.2f} labels/query): {pred_s:.0f} s; peak {peak_mb():.0f} MB",
+          flush=True)
+    res = mlw.evaluate(Yte, P, metrics=["accuracy", "f1_example", "f1_micro", "precision_micro",
+                                        "recall_micro"])
+    print("quality on the queries: " + ", ".join(f"{k}={v:.4f}" for k, v in res.items()))
+    print(f"SUMMARY fit+predict {fit_s + pred_s:.0f} s, load {load_s:.0f} s, "
+          f"peak memory {peak_mb() / 1024:.2f} GB")
+    if not a.keep:
+        os.remove(a.path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""LCIF vs scikit-learn brute-force cosine kNN on IMDB, side by side in one run.
+
+The paper's split of MEKA's Imdb.arff.bz2: the first 72,551 rows train, the other
+48,368 test. Each side runs in its own child process so that its peak memory
+(ru_maxrss, including the loaded data) is its own. Prints the times, the ratio and
+the quality of both.
+
+    nice python benchmarks/bench_lcif_imdb.py [--k 15] [--cv 10] [--skip-peer]
+
+``--cv N`` also selects LCIF's (k_ins, k_feat, lambda) by N-fold CV on the training
+part (the paper's grid, cached neighbour lists) and reports the test quality with
+them; the speed comparison always uses k_ins = k_feat = k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+IMDB = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) \
+    / "meka" / "Imdb.arff.bz2"
+N_TRAIN = 72551
+METRICS = ["accuracy", "f1_example", "f1_micro", "f1_macro", "hamming_loss",
+           "subset_accuracy"]
+
+
+def _load():
+    import mlw
+
+    t = time.perf_counter()
+    d = mlw.load_dataset(str(IMDB))
+    load_s = time.perf_counter() - t
+    return d.X[:N_TRAIN], d.Y[:N_TRAIN], d.X[N_TRAIN:], d.Y[N_TRAIN:], load_s
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def part_lcif(k: int, lam: float, cv: int | None) -> dict:
+    import mlw
+    from mlw_lcif import LCIF
+
+    Xtr, Ytr, Xte, Yte, load_s = _load()
+    LCIF(k_ins=3, k_feat=3).fit(Xtr[:200], Ytr[:200]).predict(Xte[:10])  # JIT warm-up
+    mem_before = _peak_mb()
+    t = time.perf_counter()
+    m = LCIF(k_ins=k, k_feat=k, lam=lam).fit(Xtr, Ytr)
+    fit_s = time.perf_counter() - t
+    t = time.perf_counter()
+    P = m.predict(Xte)
+    pred_s = time.perf_counter() - t
+    out = {"side": "lcif", "k": k, "lam": lam, "load_s": load_s, "fit_s": fit_s,
+           "predict_s": pred_s, "peak_mb": _peak_mb(), "peak_mb_after_load": mem_before,
+           "threshold": m.threshold_.threshold_,
+           "metrics": mlw.evaluate(Yte, P, metrics=METRICS)}
+    if cv:
+        t = time.perf_counter()
+        best = LCIF(cv=cv, cv_metric="accuracy").fit(Xtr, Ytr)
+        out["cv_s"] = time.perf_counter() - t
+        out["cv_params"] = {"k_ins": best.k_ins_, "k_feat": best.k_feat_, "lam": best.lam_,
+                            "cv_accuracy": best.cv_results_["score"]}
+        out["cv_metrics"] = mlw.evaluate(Yte, best.predict(Xte), metrics=METRICS)
+        out["peak_mb_with_cv"] = _peak_mb()
+    return out
+
+
+def part_sklearn(k: int) -> dict:
+    import mlw
+    from sklearn.neighbors import KNeighborsClassifier
+
+    Xtr, Ytr, Xte, Yte, load_s = _load()
+    Ytr_d = Ytr.toarray()
+    t = time.perf_counter()
+    m = KNeighborsClassifier(n_neighbors=k, metric="cosine", algorithm="brute", n_jobs=-1)
+    m.fit(Xtr, Ytr_d)
+    fit_s = time.perf_counter() - t
+    t = time.perf_counter()
+    P = m.predict(Xte)
+    pred_s = time.perf_counter() - t
+    return {"side": "sklearn", "k": k, "load_s": load_s, "fit_s": fit_s, "predict_s": pred_s,
+            "peak_mb": _peak_mb(), "metrics": mlw.evaluate(Yte, P, metrics=METRICS)}
+
+
+def _child(args: list[str]) -> dict:
+    res = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.stderr.write(res.stderr)
+        raise SystemExit(f"child {args} failed")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--k", type=int, default=15)
+    ap.add_argument("--lam", type=float, default=0.5)
+    ap.add_argument("--cv", type=int, default=0)
+    ap.add_argument("--skip-peer", action="store_true")
+    ap.add_argument("--part", choices=["lcif", "sklearn"])
+    a = ap.parse_args()
+    if a.part == "lcif":
+        print(json.dumps(part_lcif(a.k, a.lam, a.cv or None)))
+        return
+    if a.part == "sklearn":
+        print(json.dumps(part_sklearn(a.k)))
+        return
+    ours = _child(["--part", "lcif", "--k", str(a.k), "--lam", str(a.lam), "--cv", str(a.cv)])
+    rows = [ours]
+    if not a.skip_peer:
+        rows.append(_child(["--part", "sklearn", "--k", str(a.k)]))
+    print(f"IMDB: {N_TRAIN} train / {120919 - N_TRAIN} test, k={a.k}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(f"{'side':8} {'fit s':>8} {'predict s':>10} {'total s':>8} {'peak MB':>8}  "
+          + " ".join(f"{m:>10.10}" for m in METRICS))
+    for r in rows:
+        tot = r["fit_s"] + r["predict_s"]
+        print(f"{r['side']:8} {r['fit_s']:8.1f} {r['predict_s']:10.1f} {tot:8.1f} "
+              f"{r['peak_mb']:8.0f}  " + " ".join(f"{r['metrics'][m]:10.4f}" for m in METRICS))
+    if len(rows) == 2:
+        ratio = (rows[1]["fit_s"] + rows[1]["predict_s"]) / (ours["fit_s"] + ours["predict_s"])
+        print(f"speed ratio sklearn / lcif (fit + predict): {ratio:.1f}x")
+    if a.cv:
+        print(f"CV ({a.cv} folds, accuracy) took {ours['cv_s']:.0f} s, selected "
+              f"{ours['cv_params']}; test: "
+              + ", ".join(f"{m}={v:.4f}" for m, v in ours["cv_metrics"].items()))
+    print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()
