@@ -61,8 +61,8 @@ def main() -> None:
         shape = f"{X.shape[0]}x{X.shape[1]}, {Y.shape[1]}"
         sk = DecisionTreeClassifier(min_samples_leaf=5, random_state=0)
         sk.fit(X, Yd)
-        t_sk = cpu_best(lambda: sk.fit(X, Yd), args.repeats)
-        m_sk = peak_mb(lambda: DecisionTreeClassifier(min_samples_leaf=5).fit(X, Yd))
+        t_sk = cpu_best(lambda sk=sk, X=X, Yd=Yd: sk.fit(X, Yd), args.repeats)
+        m_sk = peak_mb(lambda X=X, Yd=Yd: DecisionTreeClassifier(min_samples_leaf=5).fit(X, Yd))
         for label, make in [("lacovac (max_bins=64)", lambda: LaCovaC()),
                             ("lacovac (exact scan)", lambda: LaCovaC(max_bins=None)),
                             ("ml_c45", lambda: MLC45())]:
@@ -70,8 +70,8 @@ def main() -> None:
                 continue  # sparse X is always scanned exactly
             make().fit(X, Y)  # warm-up (numba compile / cache load)
             model = make()
-            t = cpu_best(lambda m=model: m.fit(X, Y), args.repeats)
-            mem = peak_mb(lambda: make().fit(X, Y))
+            t = cpu_best(lambda m=model, X=X, Y=Y: m.fit(X, Y), args.repeats)
+            mem = peak_mb(lambda make=make, X=X, Y=Y: make().fit(X, Y))
             print(f"{name:8} {shape:>18} {label:22} {t:9.3f} {t_sk:8.3f} {t / t_sk:6.2f} "
                   f"{mem:8.1f} {m_sk:6.1f} {model.tree_.n_nodes:6d}", flush=True)
 

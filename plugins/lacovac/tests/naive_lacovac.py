@@ -93,7 +93,7 @@ def best_split(X: np.ndarray, Y: np.ndarray, min_leaf: int, crit: int
     best = (-1, 0.0, math.inf)
     for f in range(X.shape[1]):
         vals = np.unique(X[:, f])
-        for a, b in zip(vals[:-1], vals[1:]):
+        for a, b in zip(vals[:-1], vals[1:], strict=False):
             t = 0.5 * (a + b)
             left = X[:, f] <= t
             if left.sum() < min_leaf or (~left).sum() < min_leaf:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import naive_lacovac as naive
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive_lacovac as naive
 from mlw_lacovac import _kernels as K
 from mlw_lacovac._tree import lambda_n
+
+
+def _T(X: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(X.T)
 
 
 def _stats(Y: np.ndarray):
@@ -105,7 +109,7 @@ def test_split_criterion_on_a_hand_computed_node(crit, expected):
 def test_split_search_on_the_hand_computed_node():
     tc, tC, lptr, lidx, rows = _stats(HAND_Y)
     X = np.array([[0.0], [0.0], [0.0], [1.0], [1.0], [1.0]])
-    f, t, q = K.best_split_dense(np.ascontiguousarray(X.T), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
+    f, t, q = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
                                  np.array([0]), 1, K.CRIT_LACOVA)
     assert (f, t) == (0, 0.5) and q == pytest.approx(1 / 6)
 
@@ -126,7 +130,7 @@ def _random_problem(seed, n, d, L, sparse_frac=0.0):
 def test_dense_split_search_equals_brute_force(seed, n, d, L, m, crit):
     X, Y = _random_problem(seed, n, d, L)
     tc, tC, lptr, lidx, rows = _stats(Y)
-    f, t, q = K.best_split_dense(np.ascontiguousarray(X.T), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
+    f, t, q = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
                                  np.arange(d), m, crit)
     nf, nt, nq = naive.best_split(X, Y, m, crit)
     if nf < 0:
@@ -164,9 +168,9 @@ def test_histogram_bins_only_restrict_candidates():
     tc, tC, lptr, lidx, rows = _stats(Y)
     xbin = K.histogram_bins(X, 4)
     assert xbin.shape == (4, 60) and xbin.max() <= 3
-    f, t, q = K.best_split_dense(np.ascontiguousarray(X.T), xbin, rows, lptr, lidx, tc, tC, np.arange(4), 2,
+    f, t, q = K.best_split_dense(_T(X), xbin, rows, lptr, lidx, tc, tC, np.arange(4), 2,
                                  K.CRIT_LACOVA)
-    exact = K.best_split_dense(np.ascontiguousarray(X.T), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
+    exact = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
                                np.arange(4), 2, K.CRIT_LACOVA)
     assert q >= exact[2] - 1e-12
     left = X[:, f] <= t

@@ -235,9 +235,10 @@ def test_forest_is_reproducible_and_averages_trees():
     assert len(f1.trees_) == 5
     from mlw_lacovac._leaves import predict_marginals, predict_modes
 
-    per_tree = [predict_marginals(t, m, X, 4) for t, m in zip(f1.trees_, f1.leaf_models_)]
+    trees = list(zip(f1.trees_, f1.leaf_models_, strict=True))
+    per_tree = [predict_marginals(t, m, X, 4) for t, m in trees]
     assert np.allclose(f1.predict_proba(X), np.mean(per_tree, axis=0))
-    votes = np.stack([predict_modes(t, m, X, 4) for t, m in zip(f1.trees_, f1.leaf_models_)])
+    votes = np.stack([predict_modes(t, m, X, 4) for t, m in trees])
     pred = f1.predict(X)
     for i in range(len(X)):  # the predicted vector got the most votes
         count = {}

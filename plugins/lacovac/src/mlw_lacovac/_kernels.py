@@ -347,8 +347,9 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
     consecutive distinct values; when ``xbin`` (per-value histogram bin ids, shaped like
     ``XT``) is not empty, only the pairs of consecutive values in different bins are
     candidates, and the rows are ordered by a counting sort on the bin ids instead of
-    a comparison sort (the order inside a bin does not matter then). Returns ``(feature, threshold, quality)``, feature -1 when no split is
-    valid; ties keep the first feature and the first threshold.
+    a comparison sort (the order inside a bin does not matter then). Returns
+    ``(feature, threshold, quality)``, feature -1 when no split is valid; ties keep
+    the first feature and the first threshold.
     """
     use_bins = xbin.shape[0] > 0
     n = rows.size
@@ -358,7 +359,6 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
     c = np.zeros(L, np.int64)
     C = np.zeros((L, L), np.int64)
     tot = _totals(lptr, tc)
-    acc = np.zeros(5)
     vals = np.empty(n)
     best_q = np.inf
     best_f = -1

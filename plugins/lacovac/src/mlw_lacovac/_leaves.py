@@ -10,9 +10,10 @@ a mixture of the observed frequencies and the independent Laplace-smoothed margi
 it is positive for every subset and sums to 1 (``log_proba_of``). The marginal scores
 (``predict_proba``) are, by default (``marginals="laplace"``), the Laplace estimates
 ``q_j`` as in the authors' implementation (MEKA LaCovaC with Laplace correction); with
-``marginals="joint"`` they are the marginals of ``P``, ``(c_j + alpha q_j) / (n + alpha)``. The joint decision is the most frequent observed
-subset, ties broken by ``Q`` (whatever ``alpha``: smoothing changes the probabilities,
-never the decision). With ``alpha = 0`` the joint uses the raw frequencies.
+``marginals="joint"`` they are the marginals of ``P``, ``(c_j + alpha q_j) / (n + alpha)``.
+The joint decision is the most frequent observed subset, ties broken by ``Q``
+(whatever ``alpha``: smoothing changes the probabilities, never the decision). With
+``alpha = 0`` the joint uses the raw frequencies.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class LeafModel:
     def table(self) -> dict[bytes, int]:
         """Observed subset (as bytes) -> count, built on first use."""
         if self._table is None:
-            self._table = {s.tobytes(): int(c) for s, c in zip(self.subsets, self.counts)}
+            pairs = zip(self.subsets, self.counts, strict=True)
+            self._table = {s.tobytes(): int(c) for s, c in pairs}
         return self._table
 
 
@@ -69,7 +71,7 @@ def _groups(reached: np.ndarray) -> list[tuple[int, np.ndarray]]:
     order = np.argsort(ids, kind="stable")
     ids, rows = ids[order], rows[order]
     cuts = np.flatnonzero(np.diff(ids)) + 1
-    return [(int(g[0]), r) for g, r in zip(np.split(ids, cuts), np.split(rows, cuts))
+    return [(int(g[0]), r) for g, r in zip(np.split(ids, cuts), np.split(rows, cuts), strict=False)
             if g.size]
 
 

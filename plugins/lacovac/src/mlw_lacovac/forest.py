@@ -11,9 +11,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
 from mlw.validation import check_Y
+from mlw_lacovac._kernels import histogram_bins
 from mlw_lacovac._leaves import leaf_model, log_proba, predict_marginals, predict_modes
 from mlw_lacovac._tree import TreeBuilder
-from mlw_lacovac._kernels import histogram_bins
 from mlw_lacovac.model import (
     _check_common,
     check_marginals,
@@ -101,13 +101,13 @@ class LaCovaCForest(MultiLabelLearner):
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         P = np.zeros((X.shape[0], self.n_labels_))
-        for tree, models in zip(self.trees_, self.leaf_models_):
+        for tree, models in zip(self.trees_, self.leaf_models_, strict=False):
             P += predict_marginals(tree, models, X, self.n_labels_)
         return P / len(self.trees_)
 
     def _predict(self, X: Any) -> np.ndarray:
         votes = np.stack([predict_modes(t, ms, X, self.n_labels_)
-                          for t, ms in zip(self.trees_, self.leaf_models_)], axis=1)
+                          for t, ms in zip(self.trees_, self.leaf_models_, strict=False)], axis=1)
         P = np.clip(self._predict_proba(X), 1e-12, 1 - 1e-12)
         out = np.zeros((X.shape[0], self.n_labels_), np.uint8)
         for i in range(X.shape[0]):
@@ -126,7 +126,7 @@ class LaCovaCForest(MultiLabelLearner):
         Y = check_Y(Y, n_rows=X.shape[0], n_labels=self.n_labels_)
         Yd = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
         lp = np.stack([log_proba(t, ms, X, Yd, float(self.alpha))
-                       for t, ms in zip(self.trees_, self.leaf_models_)])
+                       for t, ms in zip(self.trees_, self.leaf_models_, strict=False)])
         mx = lp.max(axis=0)
         with np.errstate(invalid="ignore"):
             return mx + np.log(np.mean(np.exp(lp - mx), axis=0))

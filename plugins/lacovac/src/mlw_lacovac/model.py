@@ -118,8 +118,9 @@ class MultiLabelTree(MultiLabelLearner):
         def leaf_text(v: int) -> str:
             leaf = t.leaves[t.leaf_id[v]]
             parts = []
-            for s, fr in zip(leaf.subsets[:max_subsets], leaf.frequencies[:max_subsets]):
-                on = [ln[j] for j, b in zip(leaf.labels, s) if b]
+            for s, fr in zip(leaf.subsets[:max_subsets], leaf.frequencies[:max_subsets],
+                             strict=True):
+                on = [ln[j] for j, b in zip(leaf.labels, s, strict=False) if b]
                 parts.append("{" + ", ".join(on) + f"}}: {fr:.{decimals}f}")
             more = len(leaf.counts) - max_subsets
             tail = f", ... ({more} more)" if more > 0 else ""
@@ -145,7 +146,7 @@ class MultiLabelTree(MultiLabelLearner):
                 heads = [f"{fn[f]} <= {thr:.4g}: ", f"{fn[f]} > {thr:.4g}: "]
             sub = indent if depth == 0 else indent + ("    " if last else "|   ")
             kids = list(t.children[a:b])
-            for i, (c, h) in enumerate(zip(kids, heads)):
+            for i, (c, h) in enumerate(zip(kids, heads, strict=False)):
                 walk(c, sub, h, i == len(kids) - 1, depth + 1)
 
         walk(0, "", "", True, 0)

@@ -15,9 +15,9 @@ _TREE = {
 
 
 @mlw.hookimpl
-def mlw_register_learners(register):  # type: ignore[no-untyped-def]
+def mlw_register_learners(register):
     from mlw_lacovac.forest import LaCovaCForest
-    from mlw_lacovac.model import LaCova, LaCovaC, MLC45
+    from mlw_lacovac.model import MLC45, LaCova, LaCovaC
 
     tags = mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
                            sparse_input=True)
