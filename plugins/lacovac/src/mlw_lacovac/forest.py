@@ -37,6 +37,9 @@ class LaCovaCForest(MultiLabelLearner):
         Number of trees.
     max_features : "sqrt", "log2", int, float in (0, 1] or None
         Features considered at each horizontal split (None: all, i.e. plain bagging).
+        The default, 30% of the features, suits sparse text-like data, where most of
+        sqrt(d) random words are absent from a node (genbase 10-fold exact match 0.93
+        with 0.3, 0.30 with "sqrt"); on dense data both did equally well.
     min_samples, z, alpha, marginals, max_bins :
         As for :class:`~mlw_lacovac.LaCovaC`.
     bootstrap : bool
@@ -47,7 +50,7 @@ class LaCovaCForest(MultiLabelLearner):
 
     _joint_prediction: ClassVar[bool] = True
 
-    def __init__(self, *, n_estimators: int = 10, max_features: Any = "sqrt",
+    def __init__(self, *, n_estimators: int = 10, max_features: Any = 0.3,
                  min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
                  bootstrap: bool = True, random_state: int = 0,
                  marginals: str = "laplace", max_bins: int | None = 64) -> None:
