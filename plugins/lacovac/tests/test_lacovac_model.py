@@ -57,6 +57,12 @@ def test_toy_data_gives_the_structure_of_figure_1():
     ch = _children(t, 0)[0]
     assert t.kind[ch] == K.HSPLIT and FEATURES[t.feature[ch]] == "dark"
     assert t.threshold[ch] == 0.5
+    # below dark > 0.5 crime is constant (always 1): it is split off as a pure leaf
+    dark = _children(t, ch)[1]
+    assert t.kind[dark] == K.VSPLIT
+    assert [t.labels[c].tolist() for c in _children(t, dark)] == [[1], [0]]
+    pure = _children(t, dark)[1]
+    assert t.kind[pure] == K.LEAF and t.leaves[t.leaf_id[pure]].subsets.tolist() == [[1]]
     # a dark, romantic movie: crime and drama, not horror
     assert model.predict(np.array([[1.0, 1.0]])).tolist() == [[1, 0, 1]]
     text = model.to_text(FEATURES, LABELS)
