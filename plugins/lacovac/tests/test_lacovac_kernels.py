@@ -194,3 +194,22 @@ def test_lacova_covariance_threshold_formula():
     Y = (np.random.default_rng(1).random((n, 3)) < 0.4).astype(np.uint8)
     c, C, *_ = _stats(Y)
     assert K.sum_abs_covariance(c, C, n) == pytest.approx(naive.abs_covariance_sum(Y))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(4, 40), st.integers(1, 4), st.integers(1, 5),
+       st.integers(1, 3), st.sampled_from([K.CRIT_LACOVA, K.CRIT_VARIANCE, K.CRIT_ENTROPY]))
+def test_rank_bins_counting_sort_equals_the_comparison_sort_scan(seed, n, d, L, m, crit):
+    X, Y = _random_problem(seed, n, d, L)
+    tc, tC, lptr, lidx, rows = _stats(Y)
+    ranks = K.rank_bins(X)
+    assert ranks is not None and ranks.shape == (d, n)
+    # a subset of rows, so the node's rank range is narrower than the column's
+    sub = rows[: max(2, n // 2)]
+    tc2, tC2, lptr2, lidx2, _ = _stats(Y[sub])
+    for rws, a, b, c_, d_ in ((rows, tc, tC, lptr, lidx), (sub, tc2, tC2, lptr2, lidx2)):
+        exact = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rws, c_, d_, a, b,
+                                   np.arange(d), m, crit)
+        counted = K.best_split_dense(_T(X), ranks, rws, c_, d_, a, b, np.arange(d), m, crit)
+        assert counted[0] == exact[0] and counted[1] == exact[1]
+        assert counted[2] == pytest.approx(exact[2], abs=1e-12) or exact[0] < 0

@@ -347,7 +347,8 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
     consecutive distinct values; when ``xbin`` (per-value histogram bin ids, shaped like
     ``XT``) is not empty, only the pairs of consecutive values in different bins are
     candidates, and the rows are ordered by a counting sort on the bin ids instead of
-    a comparison sort (the order inside a bin does not matter then). Returns
+    a comparison sort when the node's bin range is at most 4 n (the order inside a bin
+    does not matter then). Exact ranks as bins (:func:`rank_bins`) give the exact scan. Returns
     ``(feature, threshold, quality)``, feature -1 when no split is valid; ties keep
     the first feature and the first threshold.
     """
@@ -365,29 +366,40 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
     best_t = 0.0
     if n < 2 * min_leaf or n < 2:
         return best_f, best_t, best_q
-    if use_bins:
-        nb = 0
-        for f0 in range(features.size):  # bins present anywhere in the node's rows
-            for t in range(n):
-                b0 = xbin[features[f0], rows[t]]
-                if b0 >= nb:
-                    nb = b0 + 1
-        bstart = np.empty(nb + 1, np.int64)
-        bmin = np.empty(nb)
-        bmax = np.empty(nb)
-        order = np.empty(n, np.int64)
+    bstart = np.zeros(1, np.int64)
+    bmin = np.zeros(0)
+    bmax = np.zeros(0)
+    order = np.empty(n, np.int64)
     for fi in range(features.size):
         f = features[fi]
         for t in range(n):
             vals[t] = XT[f, rows[t]]
+        counting = False
         if use_bins:
+            lo = xbin[f, rows[0]]
+            hi = lo
+            for t in range(1, n):
+                b0 = xbin[f, rows[t]]
+                if b0 < lo:
+                    lo = b0
+                elif b0 > hi:
+                    hi = b0
+            if lo == hi:
+                continue  # one bin: no candidate
+            nb = hi - lo + 1
+            counting = nb <= 4 * n
+        if counting:
             # counting sort by bin: the candidates are the bin boundaries, so the order
             # inside a bin does not matter
-            bstart[:] = 0
-            bmin[:] = np.inf
-            bmax[:] = -np.inf
+            if bstart.size < nb + 1:
+                bstart = np.empty(nb + 1, np.int64)
+                bmin = np.empty(nb)
+                bmax = np.empty(nb)
+            bstart[:nb + 1] = 0
+            bmin[:nb] = np.inf
+            bmax[:nb] = -np.inf
             for t in range(n):
-                b0 = xbin[f, rows[t]]
+                b0 = xbin[f, rows[t]] - lo
                 bstart[b0 + 1] += 1
                 if vals[t] < bmin[b0]:
                     bmin[b0] = vals[t]
@@ -397,13 +409,13 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
                 bstart[b0 + 1] += bstart[b0]
             fillp = bstart[:nb].copy()
             for t in range(n):
-                b0 = xbin[f, rows[t]]
+                b0 = xbin[f, rows[t]] - lo
                 order[fillp[b0]] = t
                 fillp[b0] += 1
         else:
             order = np.argsort(vals)
-        if vals[order[0]] == vals[order[n - 1]] and not use_bins:
-            continue
+            if vals[order[0]] == vals[order[n - 1]]:
+                continue
         a0 = 0.0  # running sums of the left side, see _candidate
         a1 = 0.0
         a2 = 0.0
@@ -433,8 +445,12 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
                 br = xbin[f, rows[order[i + 1]]]
                 if bl == br:
                     continue
-                v0 = bmax[bl]
-                v1 = bmin[br]
+                if counting:  # the left part's largest and the right part's smallest
+                    v0 = bmax[bl - lo]
+                    v1 = bmin[br - lo]
+                else:
+                    v0 = vals[t]
+                    v1 = vals[order[i + 1]]
             else:
                 v0 = vals[t]
                 v1 = vals[order[i + 1]]
@@ -466,6 +482,20 @@ def histogram_bins(X, max_bins):
         col = X[:, f]
         edges = np.unique(np.quantile(col, qs))
         out[f] = np.searchsorted(edges, col, side="right")
+    return out
+
+
+def rank_bins(X):
+    """The rank of each value among its column's distinct values, transposed to (d, n)
+    (uint16), or None when a column has more than 65535 distinct values. As bins they
+    make every midpoint a candidate: the exact scan with a counting sort."""
+    n, d = X.shape
+    out = np.empty((d, n), np.uint16)
+    for f in range(d):
+        uniq, inv = np.unique(X[:, f], return_inverse=True)
+        if uniq.size > 65535:
+            return None
+        out[f] = inv.ravel()
     return out
 
 

@@ -182,12 +182,17 @@ class TreeBuilder:
             x_indices = X.indices.astype(np.int64)
             x_data = X.data
         m = self.min_samples
-        if sparse_x or not self.max_bins:
-            xbin = np.zeros((0, 0), np.uint16)
+        xbin = np.zeros((0, 0), np.uint16)  # sparse X, or too many distinct values
+        if sparse_x:
+            pass
         elif self.xbin is not None:
             xbin = self.xbin
-        else:
+        elif self.max_bins:
             xbin = K.histogram_bins(X, int(self.max_bins))
+        else:
+            ranks = K.rank_bins(X)
+            if ranks is not None:
+                xbin = ranks
         XT = None if sparse_x else np.ascontiguousarray(X.T)
 
         kind: list[int] = []

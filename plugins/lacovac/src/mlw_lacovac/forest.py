@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
 from mlw.validation import check_Y
-from mlw_lacovac._kernels import histogram_bins
+from mlw_lacovac._kernels import histogram_bins, rank_bins
 from mlw_lacovac._leaves import leaf_model, log_proba, predict_marginals, predict_modes
 from mlw_lacovac._tree import TreeBuilder
 from mlw_lacovac.model import (
@@ -87,7 +87,9 @@ class LaCovaCForest(MultiLabelLearner):
         bins = check_max_bins(self.max_bins)
         Yc = check_training_data(X, Y, m)
         k = self._n_features(X.shape[1])
-        xbin = None if bins is None or sp.issparse(X) else histogram_bins(X, bins)
+        xbin = None
+        if not sp.issparse(X):
+            xbin = histogram_bins(X, bins) if bins is not None else rank_bins(X)
         rng = np.random.default_rng(self.random_state)
         n = X.shape[0]
         self.trees_ = []
