@@ -73,8 +73,9 @@ def part_lcif(k: int, lam: float, cv: int | None) -> dict:
 
 
 def part_sklearn(k: int) -> dict:
-    import mlw
     from sklearn.neighbors import KNeighborsClassifier
+
+    import mlw
 
     Xtr, Ytr, Xte, Yte, load_s = _load()
     Ytr_d = Ytr.toarray()

@@ -9,7 +9,8 @@ optimistic). With a train/test split (bibtex, IMDB) the learner is refitted on t
 whole training part with the selected parameters and scored on the test part as well;
 ``--per-metric`` also refits with the parameters selected for each metric separately.
 
-    nice python benchmarks/bench_lcif_quality.py --datasets bibtex,enron,medical [--imdb]
+    nice python benchmarks/bench_lcif_quality.py --datasets bibtex,enron,medical \
+        [--kinds lcif,lcif2] [--per-metric]
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def main() -> None:
     ap.add_argument("--metric", default="accuracy")
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--per-metric", action="store_true")
+    ap.add_argument("--kinds", default="lcif,lcif2", help="searches to run")
     ap.add_argument("--out", default="/tmp/bench_lcif_quality.jsonl")
     a = ap.parse_args()
 
@@ -62,7 +64,7 @@ def main() -> None:
         Ycsr = sp.csr_matrix(Ytr)
         Xs = FeatureScaler().fit(Xtr).transform(Xtr)
         results = {}
-        for kind in ("lcif", "lcif2"):
+        for kind in a.kinds.split(","):
             t = time.perf_counter()
             res = search_hyperparameters(Xs, Ycsr, kind=kind, metric=a.metric,
                                          n_folds=a.folds, seed=0)

@@ -18,7 +18,7 @@ def norm(v: np.ndarray) -> float:
 
 def dot(u: np.ndarray, v: np.ndarray) -> float:
     s = 0.0
-    for a, b in zip(u, v):
+    for a, b in zip(u, v, strict=True):
         if a != 0.0 and b != 0.0:
             s += a * b
     return s

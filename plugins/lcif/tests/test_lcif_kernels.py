@@ -25,7 +25,8 @@ def _random_sparse(rng: np.random.Generator, n: int, d: int, density: float,
 
 
 def _as_lists(idx: np.ndarray, sim: np.ndarray) -> list[list[tuple[int, float]]]:
-    return [[(int(r), float(s)) for r, s in zip(ri, si) if r >= 0] for ri, si in zip(idx, sim)]
+    return [[(int(r), float(s)) for r, s in zip(ri, si, strict=True) if r >= 0]
+            for ri, si in zip(idx, sim, strict=True)]
 
 
 @pytest.mark.parametrize("kind", ["binary", "integer", "real"])

@@ -3,6 +3,8 @@ feature scaling to [0, 1], the inverted index and the sim_ALL representation."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 from numba import get_num_threads
@@ -24,7 +26,7 @@ class FeatureScaler:
     non-zero (sparse) in training gets weight 0: it is ignored at prediction.
     """
 
-    def fit(self, X: np.ndarray | sp.csr_matrix) -> FeatureScaler:
+    def fit(self, X: Any) -> FeatureScaler:
         self.sparse_ = sp.issparse(X)
         d = X.shape[1]
         if self.sparse_:
@@ -39,7 +41,7 @@ class FeatureScaler:
         self.mul_ = np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 0.0)
         return self
 
-    def transform(self, X: np.ndarray | sp.csr_matrix) -> sp.csr_matrix:
+    def transform(self, X: Any) -> sp.csr_matrix:
         """The scaled features as a canonical float64 CSR matrix (zeros dropped)."""
         if sp.issparse(X):
             data = np.clip(X.data * self.mul_[X.indices], 0.0, 1.0)

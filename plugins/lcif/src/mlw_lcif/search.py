@@ -90,8 +90,8 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
             or not 2 <= n_folds <= n:
         raise ValueError(f"cv must be an integer between 2 and the number of training "
                          f"instances ({n}), got {n_folds!r}")
-    if lam_grid is None:
-        lam_grid = np.round(np.arange(11) * 0.1, 1)
+    lam_values = np.round(np.arange(11) * 0.1, 1) if lam_grid is None \
+        else np.asarray(lam_grid, dtype=np.float64)
     uses_ins = kind != "feature_knn"
     uses_fl = kind != "instance_knn"
     fold = _folds(n, int(n_folds), seed)
@@ -101,7 +101,7 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
     if not kins:
         raise ValueError(f"every k in the grid is larger than a fold's training part "
                          f"({n_tr_min} instances)")
-    lams = np.asarray(lam_grid if kind in ("lcif", "lcif2")
+    lams = np.asarray(lam_values if kind in ("lcif", "lcif2")
                       else ([1.0] if kind == "instance_knn" else [0.0]), dtype=np.float64)
     Yd = Y.toarray().astype(np.uint8)
     Yf = Y.astype(np.float64)
@@ -147,9 +147,9 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
     best_by_metric = {}
     for name, code in METRICS.items():
         sc = total[..., code]
-        a, b, q = np.unravel_index(int(np.argmax(sc)), sc.shape)
-        best_by_metric[name] = {"k_ins": int(kins[a]), "k_feat": int(kfeat[b]),
-                                "lam": float(lams[q]), "score": float(sc[a, b, q])}
+        ia, ib, iq = (int(v) for v in np.unravel_index(int(np.argmax(sc)), sc.shape))
+        best_by_metric[name] = {"k_ins": int(kins[ia]), "k_feat": int(kfeat[ib]),
+                                "lam": float(lams[iq]), "score": float(sc[ia, ib, iq])}
     best = best_by_metric[metric]
     return {**best, "metric": metric, "n_folds": int(n_folds),
             "k_ins_grid": list(kins), "k_feat_grid": list(kfeat),
