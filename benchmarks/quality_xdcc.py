@@ -14,6 +14,8 @@ fold on 20% of the fold's train part) when listed.
 
 Grids (``split`` only matters for multi-label boosters; BR and CC boost one label):
 * small: rounds {50}, depth {4}, eta {0.1, 0.3}, split {sum_gain, max_weight}
+* deep:  one setting, rounds 200, depth 6, eta 0.1, sum_gain (no tuning; a capacity
+  check: the small grid's 50 rounds of depth 4 are shared by all labels in ML-XGB/XDCC)
 * full:  rounds {50, 100, 200}, depth {3, 6, 9}, eta {0.1, 0.3, 0.5}, all six splits
 
 Results are appended (one JSON object per dataset) to ``--out`` as they finish, and a
@@ -41,6 +43,7 @@ ALL_SPLITS = ("sum_gain", "max_gain", "sum_weight", "max_weight", "sum_abs_g", "
 GRIDS = {
     "small": dict(n_estimators=[50], max_depth=[4], learning_rate=[0.1, 0.3],
                   split=["sum_gain", "max_weight"]),
+    "deep": dict(n_estimators=[200], max_depth=[6], learning_rate=[0.1], split=["sum_gain"]),
     "full": dict(n_estimators=[50, 100, 200], max_depth=[3, 6, 9],
                  learning_rate=[0.1, 0.3, 0.5], split=list(ALL_SPLITS)),
 }
