@@ -132,3 +132,14 @@ def test_sparse_text_enron_stays_sparse(mulan_dir, monkeypatch):
     monkeypatch.setattr(sp.csr_matrix, "todense", no_dense)
     m = XDCC(n_estimators=5, max_depth=3, chain_length=2).fit(X, Y)
     assert m.predict(X).shape == Y.shape
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_pickle_round_trip(cls):
+    import pickle
+
+    X, Y = _toy()
+    m = cls(n_estimators=4, max_depth=3).fit(X, Y)
+    m2 = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(m2.predict(X), m.predict(X))
+    np.testing.assert_array_equal(m2.predict_proba(X), m.predict_proba(X))
