@@ -23,10 +23,11 @@ import time
 import tracemalloc
 import warnings
 
-import mlw
 import numpy as np
 import scipy.sparse as sp
 from sklearn import metrics as skm
+
+import mlw
 
 LABEL_SET = ["subset_accuracy", "hamming_loss", "accuracy", "precision_example",
              "recall_example", "f1_example", "f1_micro", "f1_macro", "precision_micro",

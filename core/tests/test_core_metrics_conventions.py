@@ -4,10 +4,11 @@ functions."""
 
 from __future__ import annotations
 
-import mlw
 import numpy as np
 import pytest
 import scipy.sparse as sp
+
+import mlw
 from mlw import metrics as M
 from mlw.metrics.counts import confusion_counts
 from mlw.validation import check_Y

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import warnings
 
-import mlw
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mlw import metrics as M
 from sklearn import metrics as skm
 from sklearn.exceptions import UndefinedMetricWarning
+
+import mlw
+from mlw import metrics as M
 
 TOL = 1e-12
 SETTINGS = settings(max_examples=60, deadline=None)

@@ -3,12 +3,14 @@ cardinality and one_threshold, for dense and CSR scores."""
 
 from __future__ import annotations
 
-import mlw
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from sklearn.metrics import f1_score, hamming_loss
+
+import mlw
 from mlw.thresholds import (
     COARSE_GRID,
     FINE_OFFSETS,
@@ -18,7 +20,6 @@ from mlw.thresholds import (
     PCut,
     apply_threshold,
 )
-from sklearn.metrics import f1_score, hamming_loss
 
 SETTINGS = settings(max_examples=50, deadline=None)
 
