@@ -13,7 +13,32 @@ from mlw_xdcc.binning import bin_matrix, cuts_of
 from mlw_xdcc.booster import TreeEnsemble, fit_ensemble
 
 
-class MLXGB(BoostedParamsMixin, mlw.MultiLabelLearner):
+class _ThresholdedBooster(BoostedParamsMixin, mlw.MultiLabelLearner):
+    """The parameters ML-XGB and BR-XGB share (one ``__init__`` for both, so their
+    parameter lists cannot drift apart); scores are thresholded by the core."""
+
+    _allow_nan = True
+
+    def __init__(self, *, n_estimators: int = 100, max_depth: int = 6,
+                 learning_rate: float = 0.3, reg_lambda: float = 1.0, gamma: float = 0.0,
+                 min_child_weight: float = 1.0, subsample: float = 1.0,
+                 colsample_bytree: float = 1.0, split: str = "sum_gain", max_bin: int = 256,
+                 threshold: Any = "fixed", random_state: int = 0) -> None:
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.reg_lambda = reg_lambda
+        self.gamma = gamma
+        self.min_child_weight = min_child_weight
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.split = split
+        self.max_bin = max_bin
+        self.threshold = threshold
+        self.random_state = random_state
+
+
+class MLXGB(_ThresholdedBooster):
     """Gradient-boosted trees whose leaves hold one weight per label (ML-XGB).
 
     Logistic loss per label; second-order boosting with histogram split finding on at
@@ -31,26 +56,6 @@ class MLXGB(BoostedParamsMixin, mlw.MultiLabelLearner):
     (60, 2)
     """
 
-    _allow_nan = True
-
-    def __init__(self, *, n_estimators: int = 100, max_depth: int = 6,
-                 learning_rate: float = 0.3, reg_lambda: float = 1.0, gamma: float = 0.0,
-                 min_child_weight: float = 1.0, subsample: float = 1.0,
-                 colsample_bytree: float = 1.0, split: str = "sum_gain", max_bin: int = 256,
-                 threshold: Any = "fixed", random_state: int = 0) -> None:
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.learning_rate = learning_rate
-        self.reg_lambda = reg_lambda
-        self.gamma = gamma
-        self.min_child_weight = min_child_weight
-        self.subsample = subsample
-        self.colsample_bytree = colsample_bytree
-        self.split = split
-        self.max_bin = max_bin
-        self.threshold = threshold
-        self.random_state = random_state
-
     def _fit(self, X: Any, Y: Any) -> None:
         params = self._booster_params()
         Yd = dense_labels(Y)
@@ -67,28 +72,8 @@ class MLXGB(BoostedParamsMixin, mlw.MultiLabelLearner):
         return self.ensemble_.decision_function(self._validate_X(X, reset=False))
 
 
-class BRXGB(BoostedParamsMixin, mlw.MultiLabelLearner):
+class BRXGB(_ThresholdedBooster):
     """Binary relevance with the same booster: one single-label ensemble per label."""
-
-    _allow_nan = True
-
-    def __init__(self, *, n_estimators: int = 100, max_depth: int = 6,
-                 learning_rate: float = 0.3, reg_lambda: float = 1.0, gamma: float = 0.0,
-                 min_child_weight: float = 1.0, subsample: float = 1.0,
-                 colsample_bytree: float = 1.0, split: str = "sum_gain", max_bin: int = 256,
-                 threshold: Any = "fixed", random_state: int = 0) -> None:
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.learning_rate = learning_rate
-        self.reg_lambda = reg_lambda
-        self.gamma = gamma
-        self.min_child_weight = min_child_weight
-        self.subsample = subsample
-        self.colsample_bytree = colsample_bytree
-        self.split = split
-        self.max_bin = max_bin
-        self.threshold = threshold
-        self.random_state = random_state
 
     def _fit(self, X: Any, Y: Any) -> None:
         params = self._booster_params()
