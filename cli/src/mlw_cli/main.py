@@ -456,7 +456,7 @@ def predict(
             _write_predictions(sys.stdout, Y_pred, label_names)
             sys.stdout.flush()
         else:
-            from mlw.persistence import atomic_write
+            from mlw._atomic import atomic_write
 
             with atomic_write(out, "w", encoding="utf-8") as fh:
                 _write_predictions(fh, Y_pred, label_names)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from mlw._atomic import atomic_write
 from mlw.dataset import Dataset
 from mlw.io.mulan import write_label_xml
 
@@ -63,8 +64,7 @@ def write_arff(dataset: Dataset, path: str | Path, *, sparse: bool | None = None
         attrs, x_off, y_off = labs + feats, L, 0
     else:
         attrs, x_off, y_off = feats + labs, 0, d
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_write(path, "w", encoding="utf-8") as fh:
         fh.write(f"@relation {quote_name(rel)}\n\n")
         fh.write("\n".join(attrs))
         fh.write("\n\n@data\n")
@@ -84,7 +84,6 @@ def write_arff(dataset: Dataset, path: str | Path, *, sparse: bool | None = None
                 row[xi] = xv
                 row[yi] = 1.0
                 fh.write(",".join(_fmt(v) for v in row.tolist()) + "\n")
-    tmp.replace(path)
     written = [path]
     if layout == "mulan":
         from mlw.io.mulan import _SPLIT_SUFFIX

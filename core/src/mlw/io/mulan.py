@@ -11,6 +11,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from mlw._atomic import atomic_write
 from mlw.io._common import DataFormatError, strip_compression
 
 _SPLIT_SUFFIX = re.compile(r"[-_](train|test|training|testing)$", re.IGNORECASE)
@@ -66,7 +67,5 @@ def write_label_xml(path: str | Path, label_names: list[str]) -> None:
     for name in label_names:
         ET.SubElement(root, "label", name=name)
     tree = ET.ElementTree(root)
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tree.write(tmp, encoding="utf-8", xml_declaration=True)
-    tmp.replace(path)
+    with atomic_write(path, "wb") as fh:
+        tree.write(fh, encoding="utf-8", xml_declaration=True)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw._atomic import atomic_write
 from mlw.dataset import Dataset
 from mlw.io import _kernels as K
 from mlw.io import _xc_kernels as XK
@@ -158,13 +159,12 @@ def sniff_xc(head: bytes) -> bool:
 
 
 def write_xc(dataset: Dataset, path: str | Path) -> None:
-    """Write ``dataset`` in the XC text format (atomically: a temp file, then rename)."""
+    """Write ``dataset`` in the XC text format, atomically (:mod:`mlw._atomic`)."""
     path = Path(path)
     X = sp.csr_matrix(dataset.X)
     Y = sp.csr_matrix(dataset.Y)
     n, d = X.shape
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="ascii") as fh:
+    with atomic_write(path, "w", encoding="ascii") as fh:
         fh.write(f"{n} {d} {Y.shape[1]}\n")
         for i in range(n):
             labs = ",".join(str(j) for j in Y.indices[Y.indptr[i]:Y.indptr[i + 1]])
@@ -172,4 +172,3 @@ def write_xc(dataset: Dataset, path: str | Path) -> None:
                              zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(),
                                  X.data[X.indptr[i]:X.indptr[i + 1]].tolist(), strict=True))
             fh.write(f"{labs} {feats}".rstrip() + "\n")
-    tmp.replace(path)
