@@ -283,3 +283,24 @@ def test_strategy_objects_say_whether_they_need_training_scores_like_their_spec(
     for name, spec in mlw.list_thresholds().items():
         if name in {"fixed", "pcut", "cardinality", "one_threshold"}:
             assert spec.factory().needs_training_scores is spec.needs_training_scores
+
+
+@pytest.mark.parametrize("top_label", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_cardinality_fit_blocks_equals_fit_on_stacked_scores(top_label: bool, seed: int) -> None:
+    """Block-wise fitting (learners at extreme scale) decides exactly what fit does."""
+    rng = np.random.default_rng(seed)
+    S = np.round(rng.random((47, 9)) ** 2, 2 + seed % 3) * (rng.random((47, 9)) < 0.5)
+    S[:3] = 0.0  # rows without any score
+    Y = (rng.random((47, 9)) < 0.1 + 0.05 * seed).astype(np.uint8)
+    whole = CardinalityMatching(top_label=top_label).fit(S, Y)
+    for blocks in ([S[i:i + 10] for i in range(0, 47, 10)],
+                   [sp.csr_matrix(S[i:i + 7]) for i in range(0, 47, 7)]):
+        part = CardinalityMatching(top_label=top_label).fit_blocks(
+            iter(blocks), n_rows=47, n_positive=int(Y.sum()))
+        assert part.threshold_ == whole.threshold_
+        assert part.target_cardinality_ == whole.target_cardinality_
+        assert part.search_ == whole.search_
+        assert part.cardinality_ == whole.cardinality_
+    with pytest.raises(ValueError, match="at least one training instance"):
+        CardinalityMatching().fit_blocks([], n_rows=0, n_positive=0)

@@ -106,6 +106,41 @@ class _CardinalityCurve:
         return self.count(t) / self.n if self.n else 0.0
 
 
+class _BlockedCardinalityCurve(_CardinalityCurve):
+    """The same curve accumulated from score blocks (rows split across blocks), exact on
+    every threshold :func:`two_pass_search` can visit (0, 0.01, ..., 1), so the scores
+    of all instances never have to be held at once."""
+
+    GRID = np.round(np.arange(101) * 0.01, 10)
+
+    def __init__(self, blocks: Any, n_rows: int, top_label: bool) -> None:
+        grid = self.GRID
+        hist = np.zeros(grid.size, dtype=np.int64)
+        top = np.zeros(grid.size, dtype=np.int64)
+        for block in blocks:
+            S = check_scores(block)
+            values = S.data if sp.issparse(S) else S.ravel()
+            values = values[values > 0]
+            hist += np.bincount(np.searchsorted(grid, values, side="right") - 1,
+                                minlength=grid.size)
+            rm = _row_max(S)
+            rm = rm[rm > 0]
+            top += np.bincount(np.searchsorted(grid, rm, side="right") - 1,
+                               minlength=grid.size)
+        self._count_ge = np.cumsum(hist[::-1])[::-1]          # scores >= grid[m]
+        self._max_below = np.concatenate([[0], np.cumsum(top)[:-1]])  # row max < grid[m]
+        self._position = {float(t): m for m, t in enumerate(grid)}
+        self.top_label = top_label
+        self.n = n_rows
+
+    def count(self, t: float) -> int:
+        m = self._position.get(float(t))
+        if m is None:
+            raise ValueError(f"a blocked cardinality curve is exact only on the 0.01 grid, "
+                             f"not at t={t}")
+        return int(self._count_ge[m]) + (int(self._max_below[m]) if self.top_label else 0)
+
+
 def two_pass_search(objective: Callable[[float], float],
                     trace: list[tuple[float, float]] | None = None) -> float:
     """Mulan/LCIF threshold search: maximise ``objective(t)`` over t = 0, 0.1, ..., 1,
@@ -265,8 +300,20 @@ class CardinalityMatching(_Strategy):
         S, Y = _check_training(scores, Y)
         if Y.shape[0] == 0:
             raise ValueError("cardinality thresholding needs at least one training instance")
-        target = float(Y.sum()) / Y.shape[0]
-        curve = _CardinalityCurve(S, self.top_label)
+        return self._search(_CardinalityCurve(S, self.top_label),
+                            float(Y.sum()) / Y.shape[0])
+
+    def fit_blocks(self, blocks: Any, *, n_rows: int, n_positive: int) -> CardinalityMatching:
+        """Fit from the training scores given block by block (each block a dense or CSR
+        score matrix for consecutive training rows), with ``n_rows`` training instances
+        holding ``n_positive`` labels in all. Decides exactly what :meth:`fit` decides on
+        the stacked scores, without ever holding them all (learners at extreme scale)."""
+        if n_rows <= 0:
+            raise ValueError("cardinality thresholding needs at least one training instance")
+        return self._search(_BlockedCardinalityCurve(blocks, n_rows, self.top_label),
+                            float(n_positive) / n_rows)
+
+    def _search(self, curve: _CardinalityCurve, target: float) -> CardinalityMatching:
         trace: list[tuple[float, float]] = []
         self.target_cardinality_ = target
         self.threshold_ = two_pass_search(lambda t: -abs(curve(t) - target), trace)

@@ -110,8 +110,6 @@ def test_cv_parameter_in_fit_selects_from_grid() -> None:
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("seed", [0, 5, 9])
 def test_streamed_threshold_equals_core_fit_on_all_scores(sparse: bool, seed: int) -> None:
-    from mlw_lcif.model import fit_cardinality_streamed
-
     X, Y = _data(seed, n=250)
     if sparse:
         X, Y = sp.csr_matrix(X), sp.csr_matrix(Y)
@@ -120,8 +118,8 @@ def test_streamed_threshold_equals_core_fit_on_all_scores(sparse: bool, seed: in
     core = CardinalityMatching().fit(S, Y)
     assert m.threshold_.threshold_ == core.threshold_
     assert m.threshold_.target_cardinality_ == core.target_cardinality_
-    small = fit_cardinality_streamed(CardinalityMatching(), m._training_score_blocks(block=17),
-                                     n=250, n_positive=int(Y.sum()))
+    small = CardinalityMatching().fit_blocks(m._training_score_blocks(block=17),
+                                             n_rows=250, n_positive=int(Y.sum()))
     assert small.threshold_ == core.threshold_
     # and for arbitrary score matrices, including rows without scores
     rng = np.random.default_rng(seed)
@@ -131,6 +129,5 @@ def test_streamed_threshold_equals_core_fit_on_all_scores(sparse: bool, seed: in
     for mat in (R, sp.csr_matrix(R)):
         core = CardinalityMatching().fit(mat, Yr)
         blocks = [sp.csr_matrix(mat[i:i + 13]) for i in range(0, 60, 13)]
-        got = fit_cardinality_streamed(CardinalityMatching(), blocks, n=60,
-                                       n_positive=int(Yr.sum()))
+        got = CardinalityMatching().fit_blocks(blocks, n_rows=60, n_positive=int(Yr.sum()))
         assert got.threshold_ == core.threshold_

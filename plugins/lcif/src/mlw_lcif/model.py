@@ -16,44 +16,6 @@ K_GRID: tuple[int, ...] = tuple(range(1, 30, 2))
 LAM_GRID: tuple[float, ...] = tuple(float(v) for v in np.round(np.arange(11) * 0.1, 1))
 
 
-def fit_cardinality_streamed(strategy: Any, blocks: Any, *, n: int, n_positive: int) -> Any:
-    """Fit ``strategy`` (a core ``CardinalityMatching``) from CSR score blocks.
-
-    Exactly what ``strategy.fit(all_scores, Y)`` decides (tested): the core's
-    :func:`mlw.thresholds.two_pass_search` only visits t = 0, 0.01, ..., 1, so the
-    per-threshold counts (scores >= t, rows whose best score is in (0, t)) are
-    accumulated block by block (only positive scores count, as in the core).
-    """
-    from mlw.thresholds import two_pass_search
-
-    T = np.round(np.arange(101) * 0.01, 10)
-    hist = np.zeros(101, dtype=np.int64)
-    top = np.zeros(101, dtype=np.int64)
-    for S in blocks:
-        vals = S.data[S.data > 0]
-        hist += np.bincount(np.searchsorted(T, vals, side="right") - 1, minlength=101)
-        lens = np.diff(S.indptr)
-        rows = np.flatnonzero(lens > 0)
-        if rows.size:
-            rmax = np.maximum.reduceat(S.data, S.indptr[:-1][rows])
-            rmax = rmax[rmax > 0]
-            top += np.bincount(np.searchsorted(T, rmax, side="right") - 1, minlength=101)
-    count_ge = np.cumsum(hist[::-1])[::-1]
-    below = np.concatenate([[0], np.cumsum(top)[:-1]])
-    position = {float(t): m for m, t in enumerate(T)}
-    target = float(n_positive) / max(n, 1)
-    use_top = bool(getattr(strategy, "top_label", True))
-
-    def objective(t: float) -> float:
-        m = position[t]
-        count = int(count_ge[m]) + (int(below[m]) if use_top else 0)
-        return -abs(count / n - target)
-
-    strategy.target_cardinality_ = target
-    strategy.threshold_ = two_pass_search(objective)
-    return strategy
-
-
 def _check_k(name: str, k: Any, limit: int | None, what: str) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"{name} must be a positive integer, got {k!r}")
@@ -147,16 +109,17 @@ class _LCIFBase(mlw.MultiLabelLearner):
         return self._scores(self.Xs_, self_offset=0)
 
     def _fit_threshold(self, X: Any, Y: Any) -> None:
-        """The core's cardinality matching, fed block by block: the training scores of
-        all instances are never held at once (at extreme scale they would not fit)."""
-        if not (isinstance(self.threshold, str) and self.threshold == "cardinality"):
-            super()._fit_threshold(X, Y)
-            return
+        """A strategy that can learn from score blocks (the core's cardinality matching
+        can) is fed block by block: the training scores of all instances are never held
+        at once (at extreme scale they would not fit)."""
         from mlw.learner import make_threshold
 
-        strategy, _ = make_threshold("cardinality")
-        self.threshold_ = fit_cardinality_streamed(
-            strategy, self._training_score_blocks(), n=X.shape[0], n_positive=int(Y.sum()))
+        strategy, _ = make_threshold(self.threshold)
+        if not hasattr(strategy, "fit_blocks"):
+            super()._fit_threshold(X, Y)
+            return
+        self.threshold_ = strategy.fit_blocks(self._training_score_blocks(),
+                                              n_rows=X.shape[0], n_positive=int(Y.sum()))
 
     def _training_score_blocks(self, block: int = 32768):
         n = self.Xs_.shape[0]
