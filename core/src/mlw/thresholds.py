@@ -119,7 +119,7 @@ class _BlockedCardinalityCurve(_CardinalityCurve):
         top = np.zeros(grid.size, dtype=np.int64)
         for block in blocks:
             S = check_scores(block)
-            values = S.data if sp.issparse(S) else S.ravel()
+            values = np.asarray(S.data if sp.issparse(S) else S.ravel())
             values = values[values > 0]
             hist += np.bincount(np.searchsorted(grid, values, side="right") - 1,
                                 minlength=grid.size)
