@@ -100,3 +100,30 @@ def test_clone_and_params() -> None:
     assert repr(model) == "ScoreLearner(scale=2.0, threshold='pcut')"
     tags = model.__sklearn_tags__()
     assert tags.classifier_tags.multi_label and tags.input_tags.sparse
+
+
+def test_evaluation_computes_a_thresholded_learners_scores_once() -> None:
+    """predict + predict_proba in evaluation used to score the test set twice."""
+    from mlw.model_selection import evaluate_fitted
+
+    calls = {"n": 0}
+
+    class Counting(ScoreLearner):
+        def _predict_proba(self, X):
+            calls["n"] += 1
+            return super()._predict_proba(X)
+
+    model = Counting().fit(X, Y)
+    calls["n"] = 0
+    Y_pred, scores = model.predict_with_scores(X)
+    np.testing.assert_array_equal(Y_pred, model.predict(X))
+    np.testing.assert_array_equal(scores, model.predict_proba(X))
+    calls["n"] = 0
+    values, _ = evaluate_fitted(model, X, Y, metrics=["hamming_loss", "log_loss"])
+    assert calls["n"] == 1
+    assert values["hamming_loss"] == mlw.evaluate(Y, model.predict(X),
+                                                  metrics=["hamming_loss"])["hamming_loss"]
+    joint = JointLearner().fit(X, Y)
+    Y_joint, no_scores = joint.predict_with_scores(X)
+    assert no_scores is None
+    np.testing.assert_array_equal(Y_joint, joint.predict(X))

@@ -102,6 +102,21 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
             return self._predict(X)
         return self.threshold_.predict(self._predict_proba(X))
 
+    def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
+        """``(predict(X), predict_proba(X))`` from one pass: a thresholded learner
+        computes its scores once instead of twice (evaluation uses this). The scores
+        are ``None`` for a learner that has none."""
+        check_is_fitted(self, "n_labels_")
+        X = self._validate_X(X, reset=False)
+        if not self._joint_prediction:
+            scores = self._predict_proba(X)
+            return self.threshold_.predict(scores), scores
+        try:
+            scores = self._predict_proba(X)
+        except NotImplementedError:
+            scores = None
+        return self._predict(X), scores
+
     # -- hooks for subclasses ------------------------------------------------------------------
     def _fit(self, X: Any, Y: Any) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -255,8 +255,10 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
     predicting (``predict``, plus ``predict_proba`` and ``log_proba_of`` where the
     learner has them)."""
     start = time.perf_counter()
-    Y_pred = model.predict(X)
-    scores = _scores_of(model, X)
+    if hasattr(model, "predict_with_scores"):  # mlw learners: scores computed once
+        Y_pred, scores = model.predict_with_scores(X)
+    else:
+        Y_pred, scores = model.predict(X), _scores_of(model, X)
     log_proba = model.log_proba_of(X, Y) if hasattr(model, "log_proba_of") else None
     seconds = time.perf_counter() - start
     names = None if metrics is None else list(metrics)
