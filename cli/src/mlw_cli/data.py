@@ -11,34 +11,12 @@ import scipy.sparse as sp
 
 import mlw
 from mlw.dataset import Dataset
+from mlw.io import bundled_datasets
 
 #: The default of ``mlw fit --data``: the dataset bundled with the core.
 DEFAULT_DATA = "emotions"
 #: Folds of the cross-validation run on a single file given without --test or --cv.
 DEFAULT_CV = 10
-
-
-def bundled_datasets() -> list[dict[str, Any]]:
-    """The datasets shipped inside the core, as dicts with at least ``name``."""
-    try:
-        from mlw.io import bundled_datasets as _bundled
-    except ImportError:
-        return []
-    raw = _bundled()
-    out: list[dict[str, Any]] = []
-    items = raw.items() if isinstance(raw, dict) else ((None, r) for r in raw)
-    for key, value in items:
-        if isinstance(value, str):
-            out.append({"name": value})
-        elif isinstance(value, dict):
-            out.append({"name": key, **value} if key is not None else dict(value))
-        else:  # a dataclass or object with attributes
-            info = {k: v for k, v in getattr(value, "__dict__", {}).items()
-                    if not k.startswith("_")}
-            if key is not None:
-                info.setdefault("name", key)
-            out.append(info)
-    return out
 
 
 def _bundled_names() -> dict[str, dict[str, Any]]:
