@@ -366,8 +366,3 @@ def reset_plugin_manager() -> None:
     global _manager
     with _manager_lock:
         _manager = None
-
-
-def list_plugins() -> list[PluginInfo]:
-    """Every plugin, built-in and installed, with its status and what it registers."""
-    return get_plugin_manager().plugins()
