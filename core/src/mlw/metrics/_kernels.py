@@ -13,7 +13,7 @@ from numba import njit
 
 
 @njit(cache=True)
-def confusion_counts_dense(Y_true, Y_pred):  # pragma: no cover - compiled
+def confusion_counts_dense(Y_true, Y_pred):
     """Per-instance (tp, fp, fn) and per-label (tp, fp, fn) of two dense 0/1 uint8
     matrices of the same shape, in one pass."""
     n, L = Y_true.shape
@@ -43,7 +43,7 @@ def confusion_counts_dense(Y_true, Y_pred):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def confusion_counts_csr(n_labels, t_indptr, t_indices, p_indptr, p_indices):  # pragma: no cover
+def confusion_counts_csr(n_labels, t_indptr, t_indices, p_indptr, p_indices):
     """The same counts for two CSR label matrices: a merge of the sorted column
     indices of each row, O(nnz(Y_true) + nnz(Y_pred))."""
     n = t_indptr.shape[0] - 1
@@ -88,7 +88,7 @@ def confusion_counts_csr(n_labels, t_indptr, t_indices, p_indptr, p_indices):  #
 
 
 @njit(cache=True)
-def _rank_row(scores, relevant, out, i):  # pragma: no cover - compiled
+def _rank_row(scores, relevant, out, i):
     """Ranking quantities of one instance.
 
     ``scores`` is the full (L,) score row, ``relevant`` the (sorted) indices of its
@@ -139,7 +139,7 @@ def _rank_row(scores, relevant, out, i):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def ranking_dense_scores(scores, t_indptr, t_indices):  # pragma: no cover - compiled
+def ranking_dense_scores(scores, t_indptr, t_indices):
     """Per-instance (one_error, coverage, ranking_loss, average_precision) for a dense
     (n, L) float64 score matrix and CSR true labels."""
     n = scores.shape[0]
@@ -151,7 +151,7 @@ def ranking_dense_scores(scores, t_indptr, t_indices):  # pragma: no cover - com
 
 @njit(cache=True)
 def ranking_csr_scores(n_labels, s_indptr, s_indices, s_data, t_indptr,
-                       t_indices):  # pragma: no cover - compiled
+                       t_indices):
     """As :func:`ranking_dense_scores` for CSR scores (an absent score is 0), one dense
     row buffer at a time."""
     n = s_indptr.shape[0] - 1
@@ -167,7 +167,7 @@ def ranking_csr_scores(n_labels, s_indptr, s_indices, s_data, t_indptr,
 
 
 @njit(cache=True)
-def capped_log_loss_dense(scores, t_indptr, t_indices, cap):  # pragma: no cover
+def capped_log_loss_dense(scores, t_indptr, t_indices, cap):
     """Sum over all n*L terms of min(-log p(y_ij), cap) for dense scores."""
     n, L = scores.shape
     total = 0.0
@@ -190,7 +190,7 @@ def capped_log_loss_dense(scores, t_indptr, t_indices, cap):  # pragma: no cover
 
 @njit(cache=True)
 def capped_log_loss_csr(n_labels, s_indptr, s_indices, s_data, t_indptr, t_indices,
-                        cap):  # pragma: no cover - compiled
+                        cap):
     """The same sum for CSR scores (an absent score is 0), in O(nnz): an absent score
     on an absent label costs -log(1) = 0, on a true label it costs the cap."""
     n = s_indptr.shape[0] - 1
