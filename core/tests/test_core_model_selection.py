@@ -195,6 +195,67 @@ def test_cross_validate_selected_metrics_and_learner_without_scores(yeast) -> No
         cross_validate(LabelsOnlyLearner(), yeast, k=2, metrics=["ranking_loss"])
 
 
+class JointWithMarginals(mlw.MultiLabelLearner):
+    """A joint learner (its own decision: the empty set) that also gives marginal
+    scores varying by row, like LaCovaC."""
+
+    _joint_prediction = True
+    fits = 0
+
+    def _fit(self, X, Y):
+        type(self).fits += 1
+        self.lo_ = X[:, : Y.shape[1]].min(axis=0)
+        self.span_ = np.ptp(X[:, : Y.shape[1]], axis=0) + 1e-12
+
+    def _predict_proba(self, X):
+        return np.clip((X[:, : self.lo_.shape[0]] - self.lo_) / self.span_, 0.0, 1.0)
+
+    def _predict(self, X):
+        return np.zeros((X.shape[0], self.lo_.shape[0]), dtype=np.uint8)
+
+
+def test_cross_validate_scores_label_sets_from_a_threshold_on_the_marginals(yeast) -> None:
+    """threshold= replaces the learner's own label sets by the strategy's, fitted on each
+    fold's training part (Pcut on a joint learner's marginals, as MEKA evaluates)."""
+    from mlw.thresholds import PCut
+
+    names = ["hamming_loss", "f1_micro", "subset_accuracy", "ranking_loss"]
+    result = cross_validate(JointWithMarginals(), yeast, k=3, seed=1, metrics=names,
+                            threshold="pcut")
+    own = cross_validate(JointWithMarginals(), yeast, k=3, seed=1, metrics=names)
+    folds = iterative_stratification(yeast.Y, 3, seed=1)
+    for j, fold in enumerate(result.folds):
+        train, test = yeast.subset(folds != j), yeast.subset(folds == j)
+        model = JointWithMarginals().fit(train.X, train.Y)
+        scores = model.predict_proba(test.X)
+        pcut = PCut().fit(None, train.Y).predict(scores)
+        assert fold.metrics == pytest.approx(mlw.evaluate(test.Y, pcut, scores=scores,
+                                                          metrics=names))
+        assert own.folds[j].metrics == pytest.approx(
+            mlw.evaluate(test.Y, model.predict(test.X), scores=scores, metrics=names))
+    # the ranking metric comes from the scores either way; the label sets differ
+    assert result.metrics["ranking_loss"] == pytest.approx(own.metrics["ranking_loss"])
+    assert result.metrics["f1_micro"] > own.metrics["f1_micro"] == 0.0
+
+
+def test_threshold_errors_come_before_any_fit(yeast) -> None:
+    JointWithMarginals.fits = 0
+    with pytest.raises(mlw.plugins.UnknownNameError, match="did you mean 'pcut'"):
+        cross_validate(JointWithMarginals(), yeast, k=2, threshold="pcutt")
+    assert JointWithMarginals.fits == 0
+    with pytest.raises(ValueError, match="gives no label scores"):
+        cross_validate(LabelsOnlyLearner(), yeast, k=2, threshold="fixed")
+
+
+def test_holdout_with_a_threshold(mulan_dir, yeast) -> None:
+    from mlw.thresholds import PCut
+
+    test = mlw.load_dataset(mulan_dir / "yeast-test.arff")
+    held = holdout(JointWithMarginals(), yeast, test, metrics=["f1_micro"], threshold="pcut")
+    pcut = PCut().fit(None, yeast.Y).predict(held.model.predict_proba(test.X))
+    assert held.metrics == pytest.approx(mlw.evaluate(test.Y, pcut, metrics=["f1_micro"]))
+
+
 def test_holdout_returns_the_fitted_model(mulan_dir, yeast) -> None:
     test = mlw.load_dataset(mulan_dir / "yeast-test.arff")
     result = holdout(MeanLearner(), yeast, test, metrics=["hamming_loss"])

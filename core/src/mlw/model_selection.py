@@ -250,12 +250,23 @@ def _scores_of(model: Any, X: Any) -> Any:
 
 
 def evaluate_fitted(model: Any, X: Any, Y: Any,
-                    metrics: Iterable[str] | None = None) -> tuple[dict[str, float], float]:
+                    metrics: Iterable[str] | None = None, *,
+                    threshold: Any = None) -> tuple[dict[str, float], float]:
     """Evaluate a fitted learner on ``(X, Y)``: returns the metrics and the seconds spent
     predicting (``predict``, plus ``predict_proba`` and ``log_proba_of`` where the
-    learner has them)."""
+    learner has them).
+
+    ``threshold``, a *fitted* thresholding strategy, replaces the learner's own label
+    sets: the label-set metrics then score ``threshold.predict(predict_proba(X))``.
+    """
     start = time.perf_counter()
-    if hasattr(model, "predict_with_scores"):  # mlw learners: scores computed once
+    if threshold is not None:
+        scores = _scores_of(model, X)
+        if scores is None:
+            raise ValueError(f"{type(model).__name__} gives no label scores, so a "
+                             f"threshold cannot be applied to them")
+        Y_pred = threshold.predict(scores)
+    elif hasattr(model, "predict_with_scores"):  # mlw learners: scores computed once
         Y_pred, scores = model.predict_with_scores(X)
     else:
         Y_pred, scores = model.predict(X), _scores_of(model, X)
@@ -266,12 +277,26 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
 
 
 def _fit_and_score(learner: Any, train: Dataset, test: Dataset,
-                   metrics: Iterable[str] | None, fold: int | None) -> tuple[FoldResult, Any]:
+                   metrics: Iterable[str] | None, fold: int | None,
+                   threshold: Any = None) -> tuple[FoldResult, Any]:
     model = clone(learner)
     start = time.perf_counter()
     model.fit(train.X, train.Y)
+    strategy = None
+    if threshold is not None:
+        from mlw.learner import fit_threshold
+
+        def training_scores() -> Any:
+            scores = _scores_of(model, train.X)
+            if scores is None:
+                raise ValueError(f"{type(model).__name__} gives no label scores, so "
+                                 f"threshold={threshold!r} cannot be applied to them")
+            return scores
+
+        strategy = fit_threshold(threshold, training_scores, train.Y)
     fit_seconds = time.perf_counter() - start
-    values, predict_seconds = evaluate_fitted(model, test.X, test.Y, metrics)
+    values, predict_seconds = evaluate_fitted(model, test.X, test.Y, metrics,
+                                              threshold=strategy)
     return FoldResult(values, fit_seconds, predict_seconds, train.n_instances,
                       test.n_instances, fold), model
 
@@ -288,22 +313,34 @@ def _check_compatible(train: Dataset, test: Dataset) -> None:
                          "(names or order)")
 
 
+def _check_threshold(threshold: Any) -> None:
+    """Fail on an unknown strategy name before any fold is fitted."""
+    if threshold is not None:
+        from mlw.learner import make_threshold
+
+        make_threshold(threshold)
+
+
 def holdout(learner: Any, train: Dataset, test: Dataset,
-            metrics: Iterable[str] | None = None) -> EvaluationResult:
+            metrics: Iterable[str] | None = None, *,
+            threshold: Any = None) -> EvaluationResult:
     """Fit a clone of ``learner`` on ``train`` and evaluate it on ``test``.
 
     Returns an :class:`EvaluationResult` with one fold; its ``model`` is the fitted
     clone. ``metrics=None`` computes every registered metric the learner's outputs
-    allow (label sets, scores, joint log-probabilities).
+    allow (label sets, scores, joint log-probabilities). ``threshold``: as in
+    :func:`cross_validate`.
     """
     _check_compatible(train, test)
-    result, model = _fit_and_score(learner, train, test, metrics, None)
+    _check_threshold(threshold)
+    result, model = _fit_and_score(learner, train, test, metrics, None, threshold)
     return EvaluationResult([result], "holdout", model=model)
 
 
 def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None = 0,
                    metrics: Iterable[str] | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> EvaluationResult:
+                   progress: Callable[[int, int], None] | None = None, *,
+                   threshold: Any = None) -> EvaluationResult:
     """k-fold cross-validation with iterative stratification.
 
     Each fold fits a fresh ``sklearn.base.clone`` of ``learner`` on the other folds and
@@ -320,12 +357,20 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None
     metrics : names of registered metrics, or None for every applicable one
     progress : callable ``(folds_done, k)``, called before the first fold and after
         each one (the CLI drives its progress bar with it)
+    threshold : str, strategy object or None, default None
+        Score the label-set metrics from this thresholding strategy (a registered name
+        such as ``"pcut"``, or an object with ``fit``/``predict``) applied to the
+        learner's ``predict_proba``, fitted on each fold's training part, instead of
+        the learner's own ``predict``. This is how a joint learner's marginals are
+        scored with Pcut, as MEKA's evaluation does. Scores and ``log_proba_of`` are
+        unchanged. ``None``: the learner's own label sets.
 
     Returns
     -------
     EvaluationResult with one :class:`FoldResult` per fold (metrics are fold means).
     """
     names = None if metrics is None else list(metrics)
+    _check_threshold(threshold)
     fold_of = iterative_stratification(dataset.Y, k, seed=seed)
     results: list[FoldResult] = []
     if progress is not None:
@@ -335,7 +380,7 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None
         train_rows = np.flatnonzero(fold_of != j)
         train = dataset.subset(train_rows, name=f"{dataset.name}[train {j}]")
         test = dataset.subset(test_rows, name=f"{dataset.name}[fold {j}]")
-        result, _ = _fit_and_score(learner, train, test, names, j)
+        result, _ = _fit_and_score(learner, train, test, names, j, threshold)
         results.append(result)
         if progress is not None:
             progress(j + 1, k)
