@@ -180,6 +180,25 @@ def test_threshold_option_sets_the_learner_parameter(install_plugins) -> None:
     assert one_json(result.stdout)["params"]["threshold"] == "cardinality"
 
 
+def test_threshold_option_on_a_joint_learner_scores_its_marginals(install_plugins) -> None:
+    pm = install_plugins(good="mlwtest_good")
+    pm.register(_ExtraPlugin(), name="extra")
+    own = invoke("fit", "-l", "fixture_joint", "--json", "-m", "f1_micro", "--cv", "3")
+    assert own.exit_code == 0, own.stderr
+    assert one_json(own.stdout)["metrics"]["f1_micro"] == 0.0  # the empty set
+    result = invoke("fit", "-l", "fixture_joint", "--threshold", "pcut", "--json",
+                    "-m", "f1_micro", "--cv", "3")
+    assert result.exit_code == 0, result.stderr
+    out = one_json(result.stdout)
+    assert out["evaluation_threshold"] == "pcut" and "threshold" not in out["params"]
+    assert out["metrics"]["f1_micro"] > 0.0
+    assert "score threshold 'pcut' on its marginals" in result.stderr
+    bare = invoke("fit", "-l", "fixture_joint_bare", "--threshold", "pcut", "--json")
+    assert bare.exit_code == 2 and bare.stdout == ""
+    assert bare.stderr == ("error: learner 'fixture_joint_bare' makes its own joint decision "
+                           "and predicts no label scores, so --threshold does not apply\n")
+
+
 class _ExtraPlugin:
     """In-process extras: a learner that crashes and one with a text form."""
 
@@ -202,6 +221,25 @@ class _ExtraPlugin:
                 pairs = zip(names, self.prior_, strict=True)
                 return "prior: " + " ".join(f"{n}={p:.2f}" for n, p in pairs)
 
+        class JointPrior(PriorLearner):
+            """Its own joint decision (the empty set), and the prior as marginals."""
+
+            _joint_prediction = True
+
+            def __init__(self, smoothing: float = 0.0) -> None:
+                self.smoothing = smoothing
+
+            def _predict(self, X):
+                return np.zeros((X.shape[0], self.prior_.shape[0]), dtype=np.uint8)
+
+        class JointNoScores(JointPrior):
+            def _predict_proba(self, X):
+                raise NotImplementedError
+
+        register(mlw.LearnerSpec("fixture_joint", JointPrior, "joint, with marginals",
+                                 tags=mlw.LearnerTags(predicts_scores=True, joint=True)))
+        register(mlw.LearnerSpec("fixture_joint_bare", JointNoScores, "joint, no scores",
+                                 tags=mlw.LearnerTags(predicts_scores=False, joint=True)))
         register(mlw.LearnerSpec("fixture_crash", Crashing, "raises in fit"))
         register(mlw.LearnerSpec("fixture_keyerror", KeyErroring, "a KeyError bug in fit"))
         register(mlw.LearnerSpec("fixture_text", Explained, "has to_text"))

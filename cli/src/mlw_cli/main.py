@@ -212,26 +212,34 @@ def _check_metric_needs(name: str, estimator: Any, metric_names: list[str] | Non
 
 
 def _build_learner(name: str, raw_params: list[str], threshold: str | None,
-                   seed: int) -> tuple[Any, dict[str, Any]]:
+                   seed: int) -> tuple[Any, dict[str, Any], str | None]:
+    """The learner, its parameters, and the strategy that scores its label sets in the
+    evaluation when it is not the learner's own (``--threshold`` on a joint learner)."""
     pm = mlw.plugins.get_plugin_manager()
     spec = pm.learner(name)
     known = spec.signature_params()
     params = parse_params(name, known, raw_params)
+    evaluation_threshold = None
     if threshold is not None:
-        if "threshold" not in known:
-            raise ValueError(f"learner {name!r} has no threshold parameter (it makes its own "
-                             f"joint decision), so --threshold does not apply")
-        if "threshold" in params:
-            raise ValueError("give the threshold either with --threshold or with --param "
-                             "threshold=..., not both")
         pm.threshold(threshold)  # unknown -> suggestions
-        params["threshold"] = threshold
+        if "threshold" in known:
+            if "threshold" in params:
+                raise ValueError("give the threshold either with --threshold or with "
+                                 "--param threshold=..., not both")
+            params["threshold"] = threshold
+        elif spec.tags.predicts_scores:
+            # a joint learner keeps its own decision (and saved model); the evaluation
+            # scores the strategy applied to its marginals, as MEKA's Pcut does
+            evaluation_threshold = threshold
+        else:
+            raise ValueError(f"learner {name!r} makes its own joint decision and predicts "
+                             f"no label scores, so --threshold does not apply")
     elif isinstance(params.get("threshold"), str):
         pm.threshold(params["threshold"])
     for seed_param in ("random_state", "seed"):
         if seed_param in known and seed_param not in params:
             params[seed_param] = seed
-    return mlw.get_learner(name, **params), params
+    return mlw.get_learner(name, **params), params, evaluation_threshold
 
 
 @contextlib.contextmanager
@@ -316,7 +324,11 @@ def fit(
     from mlw.model_selection import cross_validate, holdout
 
     with handle_errors():
-        estimator, _ = _build_learner(learner, list(param or []), threshold, seed)
+        estimator, _, eval_threshold = _build_learner(learner, list(param or []),
+                                                      threshold, seed)
+        if eval_threshold is not None:
+            eprint(f"note: {learner!r} makes its own joint decision; the label-set metrics "
+                   f"score threshold {eval_threshold!r} on its marginals instead")
         metric_names = _metric_names(metrics)
         _check_metric_needs(learner, estimator, metric_names)
         if save is not None and not save.parent.is_dir():
@@ -329,12 +341,14 @@ def fit(
             show = err.is_terminal or bool(os.environ.get("MLW_PROGRESS"))
             with _fold_progress(show) as cb:
                 result = cross_validate(estimator, plan.train, k=plan.k, seed=seed,
-                                        metrics=metric_names, progress=cb)
+                                        metrics=metric_names, progress=cb,
+                                        threshold=eval_threshold)
             n_train, n_test = result.n_train, result.n_test
         else:
             assert plan.test is not None
             with err.status(f"fitting {learner} on {plan.train.name}"):
-                result = holdout(estimator, plan.train, plan.test, metric_names)
+                result = holdout(estimator, plan.train, plan.test, metric_names,
+                                 threshold=eval_threshold)
             n_train, n_test = plan.train.n_instances, plan.test.n_instances
 
         model = result.model
@@ -374,6 +388,8 @@ def fit(
                 "evaluation": "holdout" if plan.kind == "holdout" else f"{plan.k}-fold cv",
                 "seed": seed,
             }
+            if eval_threshold is not None:
+                obj["evaluation_threshold"] = eval_threshold
             if plan.kind == "cv":
                 obj["folds"] = [f.as_dict() for f in result.folds]
             if text is not None:
