@@ -326,11 +326,11 @@ def fit(
     with handle_errors():
         estimator, _, eval_threshold = _build_learner(learner, list(param or []),
                                                       threshold, seed)
+        metric_names = _metric_names(metrics)
+        _check_metric_needs(learner, estimator, metric_names)
         if eval_threshold is not None:
             eprint(f"note: {learner!r} makes its own joint decision; the label-set metrics "
                    f"score threshold {eval_threshold!r} on its marginals instead")
-        metric_names = _metric_names(metrics)
-        _check_metric_needs(learner, estimator, metric_names)
         if save is not None and not save.parent.is_dir():
             raise FileNotFoundError(f"--save {save}: folder {save.parent} does not exist")
         plan = resolve(data, test, cv)
