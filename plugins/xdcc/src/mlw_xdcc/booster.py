@@ -9,6 +9,7 @@ from raw dense or CSR features.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,6 +115,38 @@ class TreeEnsemble:
 
     def predict_proba(self, X: Any, n_trees: int | None = None) -> np.ndarray:
         return _sigmoid(self.decision_function(X, n_trees))
+
+    def staged_decision_function(self, X: Any, n_trees: Sequence[int]) -> Iterator[np.ndarray]:
+        """Margins of the first ``k`` trees for each ``k`` of the increasing ``n_trees``,
+        in one pass (every tree is walked once).  Trees are added in the same order as
+        :meth:`decision_function` adds them, so each yielded matrix is bit-identical to
+        ``decision_function(X, k)``; and since boosting round ``t`` only depends on the
+        trees before it, to the margins of a fresh fit with ``k`` rounds."""
+        ks = [int(k) for k in n_trees]
+        if any(b <= a for a, b in zip(ks, ks[1:], strict=False)) or (ks and ks[0] < 0):
+            raise ValueError(f"n_trees must be increasing and >= 0, got {list(n_trees)!r}")
+        if ks and ks[-1] > self.n_trees:
+            raise ValueError(f"the ensemble has {self.n_trees} trees, asked for {ks[-1]}")
+        n = X.shape[0]
+        out = np.tile(self.base_margin, (n, 1))
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            ptr, idx = X.indptr.astype(np.int64), X.indices.astype(np.int32)
+            dat = X.data.astype(np.float64)
+        else:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+        t0 = 0
+        for k in ks:
+            if k > t0 and n:
+                if sp.issparse(X):
+                    K.predict_sparse(ptr, idx, dat, int(X.shape[1]), self.roots, t0, k,
+                                     self.feature, self.threshold, self.default_left,
+                                     self.left, self.value, out)
+                else:
+                    K.predict_dense(X, self.roots, t0, k, self.feature, self.threshold,
+                                    self.default_left, self.left, self.value, out)
+            t0 = k
+            yield out.copy()
 
 
 def _sigmoid(m: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,7 +11,7 @@ import mlw
 from mlw.validation import check_Y
 from mlw_xdcc._common import BoostedParamsMixin, augment, dense_labels
 from mlw_xdcc.binning import append_binary_block, bin_matrix, cuts_of
-from mlw_xdcc.booster import TreeEnsemble, fit_ensemble
+from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 
 
 class CCXGB(BoostedParamsMixin, mlw.MultiLabelLearner):
@@ -82,6 +82,29 @@ class CCXGB(BoostedParamsMixin, mlw.MultiLabelLearner):
             P[:, j] = self.ensembles_[k].predict_proba(Xa)[:, 0]
             D[:, j] = P[:, j] >= 0.5
         return P, D
+
+    def staged_predict(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
+        """The greedy chain's decisions with the first ``k`` boosting rounds of every
+        label's booster, for each ``k`` of the increasing ``n_estimators``.
+
+        Each label's booster is trained on the *true* earlier labels, so it does not
+        depend on how many rounds the other boosters have, and its first ``k`` rounds are
+        a fresh ``k``-round fit; at prediction the chain walks with the decisions of the
+        ``k``-round boosters.  So every yield equals ``predict`` of a fresh fit with
+        ``n_estimators=k`` (tested).  Cost: one chain walk per ``k``, every tree once."""
+        X = self._validate_X(X, reset=False)
+        ks = list(n_estimators)
+        n, L = X.shape[0], self.n_labels_
+        D = np.zeros((len(ks), n, L), dtype=np.uint8)
+        for k, j in enumerate(self.order_):
+            # the k-th booster's input differs per stage (earlier decisions differ), so
+            # it is evaluated per stage, but each stage only walks its own prefix
+            for s, nk in enumerate(ks):
+                prev = D[s][:, self.order_[:k]]
+                Xa = augment(X, prev) if k else X
+                m = next(iter(self.ensembles_[k].staged_decision_function(Xa, [nk])))
+                D[s][:, j] = _sigmoid(m[:, 0]) >= 0.5
+        yield from D
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self._chain(X, None)[0]

@@ -3,6 +3,7 @@ label), both thresholded by the core's strategies (``threshold="fixed"``: 0.5)."
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 import mlw
 from mlw_xdcc._common import BoostedParamsMixin, dense_labels
 from mlw_xdcc.binning import bin_matrix, cuts_of
-from mlw_xdcc.booster import TreeEnsemble, fit_ensemble
+from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 
 
 class _ThresholdedBooster(BoostedParamsMixin, mlw.MultiLabelLearner):
@@ -36,6 +37,25 @@ class _ThresholdedBooster(BoostedParamsMixin, mlw.MultiLabelLearner):
         self.max_bin = max_bin
         self.threshold = threshold
         self.random_state = random_state
+
+    def staged_predict_proba(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
+        """``predict_proba`` of the first ``k`` boosting rounds for each ``k`` of the
+        increasing ``n_estimators``, from one pass over the trees.  Round ``t`` of boosting
+        only depends on rounds ``< t`` (row and column draws come from one generator in
+        round order), so each yield equals ``predict_proba`` of a fresh fit with
+        ``n_estimators=k`` (tested), which makes the rounds of a grid search a prefix."""
+        X = self._validate_X(X, reset=False)
+        yield from self._staged_proba(X, n_estimators)
+
+    def staged_predict(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
+        """The fitted threshold applied to :meth:`staged_predict_proba`.  Equal to a fresh
+        fit's ``predict`` when the threshold does not depend on the training scores (the
+        default ``"fixed"``, 0.5)."""
+        for P in self.staged_predict_proba(X, n_estimators):
+            yield self.threshold_.predict(P)
+
+    def _staged_proba(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
+        raise NotImplementedError  # pragma: no cover - overridden
 
 
 class MLXGB(_ThresholdedBooster):
@@ -67,6 +87,10 @@ class MLXGB(_ThresholdedBooster):
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self.ensemble_.predict_proba(X)
 
+    def _staged_proba(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
+        for m in self.ensemble_.staged_decision_function(X, n_estimators):
+            yield _sigmoid(m)
+
     def decision_function(self, X: Any) -> np.ndarray:
         """Per-label margins (log-odds), shape (n, L)."""
         return self.ensemble_.decision_function(self._validate_X(X, reset=False))
@@ -87,3 +111,8 @@ class BRXGB(_ThresholdedBooster):
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return np.hstack([e.predict_proba(X) for e in self.ensembles_])
+
+    def _staged_proba(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
+        per_label = [e.staged_decision_function(X, n_estimators) for e in self.ensembles_]
+        for margins in zip(*per_label, strict=True):
+            yield _sigmoid(np.hstack(margins))
