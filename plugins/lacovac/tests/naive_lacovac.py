@@ -87,16 +87,18 @@ def split_quality(Y: np.ndarray, left: np.ndarray, crit: int) -> float:
     return (nl * child_measure(Y[left], crit) + (n - nl) * child_measure(Y[~left], crit)) / n
 
 
-def best_split(X: np.ndarray, Y: np.ndarray, min_leaf: int, crit: int
+def best_split(X: np.ndarray, Y: np.ndarray, min_leaf, crit: int
                ) -> tuple[int, float, float]:
-    """Exhaustive search over every feature and midpoint threshold."""
+    """Exhaustive search over every feature and midpoint threshold; each child of a split
+    on feature f keeps at least ``min_leaf[f]`` rows (or ``min_leaf`` if it is an int)."""
     best = (-1, 0.0, math.inf)
     for f in range(X.shape[1]):
+        m = int(min_leaf if np.ndim(min_leaf) == 0 else min_leaf[f])
         vals = np.unique(X[:, f])
         for a, b in zip(vals[:-1], vals[1:], strict=False):
             t = 0.5 * (a + b)
             left = X[:, f] <= t
-            if left.sum() < min_leaf or (~left).sum() < min_leaf:
+            if left.sum() < m or (~left).sum() < m:
                 continue
             q = split_quality(Y, left, crit)
             if q < best[2] - 1e-12:

@@ -110,7 +110,7 @@ def test_split_search_on_the_hand_computed_node():
     tc, tC, lptr, lidx, rows = _stats(HAND_Y)
     X = np.array([[0.0], [0.0], [0.0], [1.0], [1.0], [1.0]])
     f, t, q = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
-                                 np.array([0]), 1, K.CRIT_LACOVA)
+                                 np.array([0]), np.array([1]), K.CRIT_LACOVA)
     assert (f, t) == (0, 0.5) and q == pytest.approx(1 / 6)
 
 
@@ -124,12 +124,21 @@ def _random_problem(seed, n, d, L, sparse_frac=0.0):
     return X, Y
 
 
+def _per_feature(seed, d, m):
+    """Minimum child sizes per feature: m for every feature, or (odd seeds) a mix of 1..m
+    so that features with different minima compete."""
+    if seed % 2 == 0:
+        return np.full(d, m, np.int64)
+    return np.random.default_rng(seed).integers(1, m + 1, d).astype(np.int64)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10_000), st.integers(4, 40), st.integers(1, 5), st.integers(1, 6),
        st.integers(1, 4), st.sampled_from([K.CRIT_LACOVA, K.CRIT_VARIANCE, K.CRIT_ENTROPY]))
 def test_dense_split_search_equals_brute_force(seed, n, d, L, m, crit):
     X, Y = _random_problem(seed, n, d, L)
     tc, tC, lptr, lidx, rows = _stats(Y)
+    m = _per_feature(seed, d, m)
     f, t, q = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
                                  np.arange(d), m, crit)
     nf, nt, nq = naive.best_split(X, Y, m, crit)
@@ -147,6 +156,7 @@ def test_dense_split_search_equals_brute_force(seed, n, d, L, m, crit):
 def test_sparse_split_search_equals_dense(seed, n, d, L, m, crit):
     X, Y = _random_problem(seed, n, d, L, sparse_frac=0.6)
     tc, tC, lptr, lidx, rows = _stats(Y)
+    m = _per_feature(seed, d, m)
     Xs = sp.csr_matrix(X)
     fmask = np.ones(d, np.bool_)
     f, t, q = K.best_split_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
@@ -168,10 +178,11 @@ def test_histogram_bins_only_restrict_candidates():
     tc, tC, lptr, lidx, rows = _stats(Y)
     xbin = K.histogram_bins(X, 4)
     assert xbin.shape == (4, 60) and xbin.max() <= 3
-    f, t, q = K.best_split_dense(_T(X), xbin, rows, lptr, lidx, tc, tC, np.arange(4), 2,
+    two = np.full(4, 2, np.int64)
+    f, t, q = K.best_split_dense(_T(X), xbin, rows, lptr, lidx, tc, tC, np.arange(4), two,
                                  K.CRIT_LACOVA)
     exact = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
-                               np.arange(4), 2, K.CRIT_LACOVA)
+                               np.arange(4), two, K.CRIT_LACOVA)
     assert q >= exact[2] - 1e-12
     left = X[:, f] <= t
     assert naive.split_quality(Y, left, 0) == pytest.approx(q)
@@ -202,6 +213,7 @@ def test_lacova_covariance_threshold_formula():
 def test_rank_bins_counting_sort_equals_the_comparison_sort_scan(seed, n, d, L, m, crit):
     X, Y = _random_problem(seed, n, d, L)
     tc, tC, lptr, lidx, rows = _stats(Y)
+    m = _per_feature(seed, d, m)
     ranks = K.rank_bins(X)
     assert ranks is not None and ranks.shape == (d, n)
     # a subset of rows, so the node's rank range is narrower than the column's

@@ -126,6 +126,68 @@ def test_joint_distribution_sums_to_one_and_matches_marginals(cls, alpha):
     assert np.all(got > 0)
 
 
+# -- the size rules: |D| < m -> leaf (paper, Algorithm 1); children of a horizontal split
+#    only need min_child rows (0/1 features) or min_child_numeric (default m) --------------
+# 12 rows, one label; x0 (0/1) isolates the two positive rows
+ISO_X = np.zeros((12, 1))
+ISO_X[:2, 0] = 1.0
+ISO_Y = np.zeros((12, 1), np.uint8)
+ISO_Y[:2, 0] = 1
+
+
+@pytest.mark.parametrize("cls", [LaCovaC, LaCova, MLC45])
+def test_a_node_of_at_least_m_rows_splits_off_two_rows(cls):
+    t = cls(min_samples=5).fit(ISO_X, ISO_Y).tree_
+    assert t.kind[0] == K.HSPLIT and t.feature[0] == 0
+    kids = _children(t, 0)
+    assert sorted(t.n_rows[kids].tolist()) == [2, 10]
+    assert all(t.kind[c] == K.LEAF for c in kids)
+    assert cls(min_samples=5).fit(ISO_X, ISO_Y).predict(np.array([[1.0]])).tolist() == [[1]]
+    # the old rule (each child keeps m rows) cannot split at all here
+    assert cls(min_samples=5, min_child=5).fit(ISO_X, ISO_Y).tree_.n_nodes == 1
+    # forest trees follow the same rule
+    forest = LaCovaCForest(n_estimators=1, bootstrap=False, max_features=None).fit(ISO_X, ISO_Y)
+    assert forest.trees_[0].kind[0] == K.HSPLIT
+
+
+def test_a_node_of_fewer_than_m_rows_is_a_leaf_even_when_a_split_is_allowed():
+    # x0 = 1 on rows 0-3 (y = 1 on rows 0, 1); x1 separates rows 0, 1 from 2, 3 but also
+    # takes rows 4-7 (y = 0), so the root splits on x0 (weighted variance 1/12 < 1/9)
+    X = np.zeros((12, 2))
+    X[:4, 0] = 1.0
+    X[[0, 1, 4, 5, 6, 7], 1] = 1.0
+    Y = np.zeros((12, 1), np.uint8)
+    Y[:2, 0] = 1
+    for m, leaf in [(5, True), (4, False)]:
+        t = LaCovaC(min_samples=m).fit(X, Y).tree_
+        assert t.kind[0] == K.HSPLIT and t.feature[0] == 0
+        small = [c for c in _children(t, 0) if t.n_rows[c] == 4][0]
+        # the 4-row child has a varying label and a perfect 2 | 2 split on x1
+        assert (t.kind[small] == K.LEAF) == leaf
+        if not leaf:
+            assert t.feature[small] == 1
+
+
+def test_numeric_features_keep_min_child_numeric_rows_per_child():
+    X = np.arange(12, dtype=float)[:, None]  # numeric: the two largest are positive
+    Y = (X[:, 0] >= 10).astype(np.uint8)[:, None]
+    t = LaCovaC(min_samples=5, max_bins=None).fit(X, Y).tree_  # default: m per child
+    assert t.kind[0] == K.HSPLIT and min(t.n_rows[_children(t, 0)]) >= 5
+    t2 = LaCovaC(min_samples=5, min_child_numeric=2, max_bins=None).fit(X, Y).tree_
+    assert sorted(t2.n_rows[_children(t2, 0)].tolist()) == [2, 10]
+    assert t2.threshold[0] == 9.5
+
+
+def test_binary_features_are_recognised_dense_and_sparse():
+    from mlw_lacovac._tree import child_sizes
+
+    X = np.array([[0, 1, 0.5, 0], [1, 0, 2.0, 1], [1, 1, 0.0, 3]], float)
+    want = [2, 2, 5, 5]
+    assert child_sizes(X, 2, None, 5).tolist() == want
+    assert child_sizes(sp.csr_matrix(X), 2, None, 5).tolist() == want
+    assert child_sizes(X, 3, 4, 5).tolist() == [3, 3, 4, 4]
+
+
 def test_mode_is_the_most_frequent_subset_of_the_leaf():
     X = np.zeros((6, 1))
     Y = np.array([[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [1, 1]], np.uint8)
@@ -167,6 +229,10 @@ def test_bad_input_is_rejected_with_one_line_errors(cls):
         cls(max_bins=1).fit(X, Y)
     with pytest.raises(ValueError, match="marginals must be"):
         cls(marginals="raw").fit(X, Y)
+    with pytest.raises(ValueError, match="min_child must be"):
+        cls(min_child=0).fit(X, Y)
+    with pytest.raises(ValueError, match="min_child_numeric must be"):
+        cls(min_child_numeric=1.5).fit(X, Y)
     model = cls(min_samples=2).fit(X, Y)
     with pytest.raises(ValueError, match="features"):
         model.predict(np.zeros((2, 3)))

@@ -339,11 +339,12 @@ def _totals(lptr, tc):
 
 
 @njit(cache=True)
-def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, crit):
+def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_child, crit):
     """Best binary split ``x[f] <= t`` over ``features`` of a dense ``X``, given as its
     transpose ``XT`` (d, n), C-contiguous, so a feature's values are contiguous.
 
-    Each child must keep at least ``min_leaf`` rows. Thresholds are midpoints between
+    Each child of a split on feature ``f`` must keep at least ``min_child[f]`` rows
+    (``min_child`` has one entry per feature of ``X``). Thresholds are midpoints between
     consecutive distinct values; when ``xbin`` (per-value histogram bin ids, shaped like
     ``XT``) is not empty, only the pairs of consecutive values in different bins are
     candidates, and the rows are ordered by a counting sort on the bin ids instead of
@@ -364,7 +365,7 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
     best_q = np.inf
     best_f = -1
     best_t = 0.0
-    if n < 2 * min_leaf or n < 2:
+    if n < 2:
         return best_f, best_t, best_q
     bstart = np.zeros(1, np.int64)
     bmin = np.zeros(0)
@@ -372,6 +373,9 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_leaf, cri
     order = np.empty(n, np.int64)
     for fi in range(features.size):
         f = features[fi]
+        min_leaf = min_child[f]
+        if n < 2 * min_leaf:
+            continue
         for t in range(n):
             vals[t] = XT[f, rows[t]]
         counting = False
@@ -530,20 +534,21 @@ def _node_csc(x_indptr, x_indices, x_data, rows, fmask, n_features):
 
 @njit(cache=True)
 def best_split_sparse(x_indptr, x_indices, x_data, n_features, rows, lptr, lidx, tc, tC,
-                      fmask, min_leaf, crit):
+                      fmask, min_child, crit):
     """:func:`best_split_dense` for a CSR ``X`` without densifying it.
 
     The absent entries of a feature are one block of zeros. Candidates with the zero
     block on the right are scanned by moving the negative values left in ascending
     order; candidates with the zero block on the left by moving the positive values
     right in descending order. Only the stored entries of the node's rows are touched.
+    ``min_child`` holds the smallest child size per feature, as for the dense search.
     """
     n = rows.size
     L = tc.size
     best_q = np.inf
     best_f = -1
     best_t = 0.0
-    if n < 2 * min_leaf or n < 2:
+    if n < 2:
         return best_f, best_t, best_q
     pj, pk = cooccurring_pairs(tC)
     pbuf = np.empty(L)
@@ -556,7 +561,8 @@ def best_split_sparse(x_indptr, x_indices, x_data, n_features, rows, lptr, lidx,
         a = cptr[f]
         b = cptr[f + 1]
         nnz = b - a
-        if nnz == 0:
+        min_leaf = min_child[f]
+        if nnz == 0 or n < 2 * min_leaf:
             continue
         vals = cval[a:b]
         rws = crow[a:b]

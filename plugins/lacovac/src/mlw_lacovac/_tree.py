@@ -87,6 +87,28 @@ class Tree:
                              self.children, self.leaf_id, self.max_leaves)
 
 
+def binary_features(X: Any) -> np.ndarray:
+    """Boolean mask of the columns of ``X`` whose values are all 0 or 1 (the loaders turn
+    two-valued nominal attributes into such columns; sparse word features are too)."""
+    d = X.shape[1]
+    if sp.issparse(X):
+        Xc = X.tocsr()
+        bad = np.zeros(d, np.bool_)
+        bad[Xc.indices[(Xc.data != 0) & (Xc.data != 1)]] = True
+        return ~bad
+    A = np.asarray(X)
+    return np.all((A == 0) | (A == 1), axis=0)
+
+
+def child_sizes(X: Any, min_child: int, min_child_numeric: int | None,
+                min_samples: int) -> np.ndarray:
+    """The smallest child of a horizontal split, per feature (int64, one per column):
+    ``min_child`` for 0/1 features, ``min_child_numeric`` for the others (``None``: the
+    node minimum ``min_samples``, as the authors' C4.5-based code does)."""
+    numeric = min_samples if min_child_numeric is None else int(min_child_numeric)
+    return np.where(binary_features(X), int(min_child), numeric).astype(np.int64)
+
+
 def _make_leaf(y_indptr: np.ndarray, y_indices: np.ndarray, rows: np.ndarray,
                labels: np.ndarray, n_labels: int) -> Leaf:
     label_map = np.full(n_labels, -1, np.int64)
@@ -119,8 +141,10 @@ class TreeBuilder:
     ----------
     method : "lacovac", "lacova" or "ml_c45"
     min_samples : int
-        m: a node with fewer rows is a leaf, and each child of a horizontal split keeps
-        at least m rows.
+        m: a node with fewer rows is a leaf (the paper's stopping rule, nothing else).
+    min_child : int or int array of one entry per feature
+        The smallest number of rows each child of a horizontal split on a feature must
+        keep (see :func:`child_sizes`); a scalar applies to every feature.
     z : float
         LaCovaC's clustering threshold is lambda_n = z / sqrt(n - 1).
     max_features : int or None
@@ -134,13 +158,14 @@ class TreeBuilder:
     xbin : precomputed bins (see :func:`~mlw_lacovac._kernels.histogram_bins`).
     """
 
-    def __init__(self, method: str, min_samples: int, z: float = 1.96,
+    def __init__(self, method: str, min_samples: int, min_child: Any = 1, z: float = 1.96,
                  max_features: int | None = None, rng: np.random.Generator | None = None,
                  max_bins: int | None = None, xbin: np.ndarray | None = None):
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         self.method = method
         self.min_samples = int(min_samples)
+        self.min_child = min_child
         self.z = float(z)
         self.max_features = max_features
         self.rng = rng if rng is not None else np.random.default_rng(0)
@@ -182,6 +207,11 @@ class TreeBuilder:
             x_indices = X.indices.astype(np.int64)
             x_data = X.data
         m = self.min_samples
+        min_child = np.broadcast_to(np.asarray(self.min_child, np.int64), (d,)).copy()
+        if min_child.size and min_child.min() < 1:
+            raise ValueError("min_child must be at least 1")
+        # no feature can split a node with fewer rows than this
+        split_floor = 2 * int(min_child.min()) if d else np.iinfo(np.int64).max
         xbin = np.zeros((0, 0), np.uint16)  # sparse X, or too many distinct values
         if sparse_x:
             pass
@@ -269,14 +299,16 @@ class TreeBuilder:
             vmap[vary] = np.arange(vary.size)
             lptr, lidx = K.local_labels(y_indptr, y_indices, rws, vmap)
             feats = self._features(d)
-            if sparse_x:
+            if n < split_floor:
+                f, t, q = -1, 0.0, np.inf
+            elif sparse_x:
                 fmask = np.zeros(d, np.bool_)
                 fmask[feats] = True
                 f, t, q = K.best_split_sparse(x_indptr, x_indices, x_data, d, rws, lptr,
-                                              lidx, vcounts, vco, fmask, m, crit)
+                                              lidx, vcounts, vco, fmask, min_child, crit)
             else:
-                f, t, q = K.best_split_dense(XT, xbin, rws, lptr, lidx, vcounts, vco, feats, m,
-                                             crit)
+                f, t, q = K.best_split_dense(XT, xbin, rws, lptr, lidx, vcounts, vco, feats,
+                                             min_child, crit)
             if f < 0:
                 as_leaf(v, rws, labels)
                 continue

@@ -13,11 +13,12 @@ from mlw import MultiLabelLearner
 from mlw.validation import check_Y
 from mlw_lacovac._kernels import histogram_bins, rank_bins
 from mlw_lacovac._leaves import leaf_model, log_proba, predict_marginals, predict_modes
-from mlw_lacovac._tree import TreeBuilder
+from mlw_lacovac._tree import TreeBuilder, child_sizes
 from mlw_lacovac.model import (
     _check_common,
     check_marginals,
     check_max_bins,
+    check_min_child,
     check_training_data,
 )
 
@@ -40,7 +41,7 @@ class LaCovaCForest(MultiLabelLearner):
         The default, 30% of the features, suits sparse text-like data, where most of
         sqrt(d) random words are absent from a node (genbase 10-fold exact match 0.93
         with 0.3, 0.30 with "sqrt"); on dense data both did equally well.
-    min_samples, z, alpha, marginals, max_bins :
+    min_samples, min_child, min_child_numeric, z, alpha, marginals, max_bins :
         As for :class:`~mlw_lacovac.LaCovaC`.
     bootstrap : bool
         Grow each tree on a bootstrap sample (otherwise on all rows).
@@ -53,7 +54,8 @@ class LaCovaCForest(MultiLabelLearner):
     def __init__(self, *, n_estimators: int = 10, max_features: Any = 0.3,
                  min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
                  bootstrap: bool = True, random_state: int = 0,
-                 marginals: str = "laplace", max_bins: int | None = 64) -> None:
+                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 2,
+                 min_child_numeric: int | None = None) -> None:
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.min_samples = min_samples
@@ -63,6 +65,8 @@ class LaCovaCForest(MultiLabelLearner):
         self.random_state = random_state
         self.marginals = marginals
         self.max_bins = max_bins
+        self.min_child = min_child
+        self.min_child_numeric = min_child_numeric
 
     def _n_features(self, d: int) -> int | None:
         mf = self.max_features
@@ -85,7 +89,9 @@ class LaCovaCForest(MultiLabelLearner):
             raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
         check_marginals(self.marginals)
         bins = check_max_bins(self.max_bins)
+        mc, mcn = check_min_child(self.min_child, self.min_child_numeric)
         Yc = check_training_data(X, Y, m)
+        sizes = child_sizes(X, mc, mcn, m)
         k = self._n_features(X.shape[1])
         xbin = None
         if not sp.issparse(X):
@@ -96,7 +102,7 @@ class LaCovaCForest(MultiLabelLearner):
         self.leaf_models_ = []
         for _ in range(int(self.n_estimators)):
             rows = rng.integers(0, n, size=n) if self.bootstrap else np.arange(n)
-            tree = TreeBuilder("lacovac", m, z=float(self.z), max_features=k,
+            tree = TreeBuilder("lacovac", m, sizes, z=float(self.z), max_features=k,
                                rng=np.random.default_rng(rng.integers(2**63)),
                                max_bins=bins, xbin=xbin).fit(
                 X, Yc, rows=np.sort(rows))

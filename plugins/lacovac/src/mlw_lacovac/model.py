@@ -13,7 +13,7 @@ from mlw import MultiLabelLearner
 from mlw.validation import check_Y
 from mlw_lacovac import _kernels as K
 from mlw_lacovac._leaves import leaf_model, log_proba, predict_marginals, predict_modes
-from mlw_lacovac._tree import Tree, TreeBuilder
+from mlw_lacovac._tree import Tree, TreeBuilder, child_sizes
 
 
 def check_marginals(marginals: Any) -> str:
@@ -29,6 +29,17 @@ def _check_common(min_samples: Any, alpha: Any) -> int:
     if not np.isfinite(alpha) or alpha < 0:
         raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
     return int(min_samples)
+
+
+def check_min_child(min_child: Any, min_child_numeric: Any) -> tuple[int, int | None]:
+    def ok(v: Any) -> bool:
+        return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= 1
+    if not ok(min_child):
+        raise ValueError(f"min_child must be an integer >= 1, got {min_child!r}")
+    if min_child_numeric is not None and not ok(min_child_numeric):
+        raise ValueError(f"min_child_numeric must be None or an integer >= 1, got "
+                         f"{min_child_numeric!r}")
+    return int(min_child), None if min_child_numeric is None else int(min_child_numeric)
 
 
 def check_max_bins(max_bins: Any) -> int | None:
@@ -64,8 +75,10 @@ class MultiLabelTree(MultiLabelLearner):
         m = _check_common(self.min_samples, self.alpha)
         check_marginals(self.marginals)
         bins = check_max_bins(self.max_bins)
+        mc, mcn = check_min_child(self.min_child, self.min_child_numeric)
         Yc = check_training_data(X, Y, m)
-        self.tree_: Tree = TreeBuilder(self._method, m, z=z, max_bins=bins).fit(X, Yc)
+        sizes = child_sizes(X, mc, mcn, m)
+        self.tree_: Tree = TreeBuilder(self._method, m, sizes, z=z, max_bins=bins).fit(X, Yc)
         self.leaf_models_ = [leaf_model(leaf, float(self.alpha), self.marginals)
                              for leaf in self.tree_.leaves]
 
@@ -172,8 +185,13 @@ class LaCovaC(MultiLabelTree):
     Parameters
     ----------
     min_samples : int
-        m: a node with fewer rows is a leaf; each child of a horizontal split keeps at
-        least m rows.
+        m: a node with fewer rows is a leaf (the paper's only size rule).
+    min_child : int
+        The smallest child of a horizontal split on a 0/1 feature (binary, one-hot and
+        sparse word features): 2, as the authors' code for nominal attributes.
+    min_child_numeric : int or None
+        The smallest child of a split on any other (numeric) feature; None means m, as
+        the authors' code (C4.5's ``minNumObj`` for numeric attributes).
     z : float
         Normal quantile of the correlation test, lambda_n = z / sqrt(n - 1).
     alpha : float
@@ -200,8 +218,11 @@ class LaCovaC(MultiLabelTree):
     _method = "lacovac"
 
     def __init__(self, *, min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
-                 marginals: str = "laplace", max_bins: int | None = 64) -> None:
+                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 2,
+                 min_child_numeric: int | None = None) -> None:
         self.min_samples = min_samples
+        self.min_child = min_child
+        self.min_child_numeric = min_child_numeric
         self.z = z
         self.alpha = alpha
         self.marginals = marginals
@@ -227,8 +248,11 @@ class LaCova(MultiLabelTree):
     _method = "lacova"
 
     def __init__(self, *, min_samples: int = 5, alpha: float = 1.0,
-                 marginals: str = "laplace", max_bins: int | None = 64) -> None:
+                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 2,
+                 min_child_numeric: int | None = None) -> None:
         self.min_samples = min_samples
+        self.min_child = min_child
+        self.min_child_numeric = min_child_numeric
         self.alpha = alpha
         self.marginals = marginals
         self.max_bins = max_bins
@@ -247,8 +271,11 @@ class MLC45(MultiLabelTree):
     _method = "ml_c45"
 
     def __init__(self, *, min_samples: int = 5, alpha: float = 1.0,
-                 marginals: str = "laplace", max_bins: int | None = 64) -> None:
+                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 2,
+                 min_child_numeric: int | None = None) -> None:
         self.min_samples = min_samples
+        self.min_child = min_child
+        self.min_child_numeric = min_child_numeric
         self.alpha = alpha
         self.marginals = marginals
         self.max_bins = max_bins

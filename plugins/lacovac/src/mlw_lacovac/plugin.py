@@ -5,8 +5,10 @@ from __future__ import annotations
 import mlw
 
 _TREE = {
-    "min_samples": "m: nodes with fewer rows are leaves; each child of a horizontal split "
-                   "keeps at least m rows",
+    "min_samples": "m: nodes with fewer rows are leaves (the paper's stopping rule)",
+    "min_child": "smallest child of a horizontal split on a 0/1 feature (authors' code: 2)",
+    "min_child_numeric": "smallest child of a split on a numeric feature (None: m, as the "
+                         "authors' code)",
     "alpha": "pseudo-count of the leaf joint distribution (log_proba_of) towards the "
              "independent Laplace marginals (0 = raw subset frequencies)",
     "marginals": "predict_proba: 'laplace' ((c+1)/(n+2) per leaf label, as the authors' "
