@@ -78,7 +78,7 @@ def test_search_equals_refitting_on_every_fold() -> None:
                                  n_folds=3, seed=5, k_grid=(1, 3, 7), lam_grid=(0.0, 0.5, 1.0))
     from mlw_lcif.search import _folds
 
-    fold = _folds(120, 3, 5)
+    fold = _folds(sp.csr_matrix(Y), 3, 5)
     for a, k_ins in enumerate(res["k_ins_grid"]):
         for b, k_feat in enumerate(res["k_feat_grid"]):
             for q, lam in enumerate(res["lam_grid"]):

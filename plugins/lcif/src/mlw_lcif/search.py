@@ -47,12 +47,13 @@ def _threshold_grid() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return T, coarse, fine
 
 
-def _folds(n: int, n_folds: int, seed: int) -> np.ndarray:
-    perm = np.random.default_rng(seed).permutation(n)
-    fold = np.empty(n, dtype=np.int64)
-    for f, part in enumerate(np.array_split(perm, n_folds)):
-        fold[part] = f
-    return fold
+def _folds(Y: sp.csr_matrix, n_folds: int, seed: int) -> np.ndarray:
+    """The fold of every training row: multi-label iterative stratification (the
+    core's ``IterativeStratifiedKFold``), so every fold sees each label about as often
+    as the others; rare labels are not left out of a fold's training part by chance."""
+    from mlw import IterativeStratifiedKFold
+
+    return IterativeStratifiedKFold(int(n_folds), seed=seed).folds(Y)
 
 
 def _fold_lists(idx: np.ndarray, sim: np.ndarray, drop: np.ndarray, k: int,
@@ -94,7 +95,7 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
         else np.asarray(lam_grid, dtype=np.float64)
     uses_ins = kind != "feature_knn"
     uses_fl = kind != "instance_knn"
-    fold = _folds(n, int(n_folds), seed)
+    fold = _folds(Y, int(n_folds), seed)
     n_tr_min = n - int(np.bincount(fold).max())
     kins = sorted({int(k) for k in k_grid if k <= n_tr_min}) if uses_ins else [1]
     kfeat = sorted({min(int(k), L) for k in k_grid}) if uses_fl else [1]
