@@ -57,7 +57,7 @@ def _insert_topk(best_idx, best_sim, count, k, cand, sim):
 @njit(parallel=True, cache=True)
 def knn_search(q_indptr, q_indices, q_data, q_norms,
                t_col_indptr, t_col_rows, t_col_data, t_norms,
-               k, self_offset, allowed, n_chunks):
+               k, own, allowed, n_chunks):
     """The k most cosine-similar training rows of every query row.
 
     Parameters
@@ -66,8 +66,8 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
     t_col_* : CSC of the training rows (the inverted index feature → rows).
     t_norms : training row norms.
     k : number of neighbours.
-    self_offset : when >= 0, query ``i`` never has training row ``i + self_offset``
-        (leave-one-out when the queries are the training rows); -1 disables.
+    own : int64 per query: query ``i`` never has training row ``own[i]`` (leave-one-out
+        when the queries are training rows); -1 for none.
     allowed : uint8 mask of usable training rows, or an empty array for all rows.
     n_chunks : number of query chunks run in parallel.
 
@@ -101,7 +101,7 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
             if nq == 0.0:
                 continue
             inv_nq = 1.0 / nq
-            own = i + self_offset if self_offset >= 0 else -1
+            o_self = own[i]
             count = 0
             work = 0
             for p in range(q_indptr[i], q_indptr[i + 1]):
@@ -120,7 +120,7 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
                     acc[r] = 0.0
                     if s < worst or s <= 0.0:
                         continue
-                    if r == own or (use_mask and allowed[r] == 0):
+                    if r == o_self or (use_mask and allowed[r] == 0):
                         continue
                     count = _insert_topk(bi, bs, count, k, r, s)
                     if count == k:
@@ -146,7 +146,7 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
                     s = d * inv_nq * t_inv[r]
                     if s < worst or s <= 0.0:
                         continue
-                    if r == own or (use_mask and allowed[r] == 0):
+                    if r == o_self or (use_mask and allowed[r] == 0):
                         continue
                     count = _insert_topk(bi, bs, count, k, r, s)
                     if count == k:
@@ -154,6 +154,172 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
             for q in range(count):
                 idx[i, q] = bi[q]
                 sim[i, q] = bs[q]
+    return idx, sim
+
+
+# -- binary data: integer overlap counts, training rows tiled and sorted by length ------------
+
+#: Rows per block of the binary kernel's scan: 64 one-byte counts, tested 8 bytes at a time.
+BINARY_BLOCK = 64
+_HIGH = np.uint64(0x8080808080808080)
+_ONES = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, inline="always")
+def _block_has_count(w, base, t):
+    """Whether one of the 64 byte counts ``w[base:base + 8]`` (uint64 words) is >= t, for
+    counts <= 127 and 1 <= t <= 128: adding 128 - t to each byte sets its high bit exactly
+    when the byte is >= t, and never carries into the next byte."""
+    kk = np.uint64(128 - t) * _ONES
+    x = ((w[base] + kk) | (w[base + 1] + kk) | (w[base + 2] + kk) | (w[base + 3] + kk)
+         | (w[base + 4] + kk) | (w[base + 5] + kk) | (w[base + 6] + kk) | (w[base + 7] + kk))
+    return (x & _HIGH) != np.uint64(0)
+
+
+@njit(cache=True, inline="always")
+def _min_count(cm, m, inv_nq, blk_inv, worst):
+    """The smallest overlap count >= cm whose similarity bound ``c * inv_nq * blk_inv``
+    reaches ``worst`` (m + 1 when none <= m does). Rounding is monotone, so a row of the
+    block (inverse norm <= blk_inv) with a smaller count has a similarity < worst."""
+    while cm <= m and float(cm) * inv_nq * blk_inv < worst:
+        cm += 1
+    return cm
+
+
+@njit(parallel=True, cache=True)
+def knn_search_binary(q_indptr, q_indices, own, tile_indptr, tile_rows, t_inv, blk_inv, perm,
+                      k, allowed, n_chunks, tile, q_block):
+    """:func:`knn_search` for 0/1 data (every stored value 1), exactly: same neighbours,
+    similarities (``float(count) * (1/|q|) * (1/|t|)``, as the general kernel computes
+    them) and tie order.
+
+    The training rows are renumbered by decreasing inverse norm (``perm[r]`` is the
+    original index of renumbered row r, all-zero rows last) and cut into tiles of ``tile``
+    rows, each with its own inverted index of uint16 local row numbers (``tile_indptr``
+    (n_tiles, n_features + 1) into ``tile_rows``). A query counts its overlaps with the
+    rows of one tile in a small uint8 accumulator (cache resident), then scans the tile in
+    blocks of 64 rows: once it has k neighbours, a block is skipped when no count in it can
+    reach the k-th similarity (``blk_inv`` is the largest inverse norm of each block; a
+    word-parallel test checks 8 counts at once), and a query stops early when no row left
+    can. ``q_block`` queries go through the tiles together. Queries must have at most 255
+    non-zeros (the wrapper routes longer ones to :func:`knn_search`).
+    """
+    n_q = q_indptr.shape[0] - 1
+    n_t = t_inv.shape[0]
+    n_tiles = tile_indptr.shape[0]
+    use_mask = allowed.shape[0] == n_t
+    idx = np.full((n_q, k), -1, dtype=np.int32)
+    sim = np.zeros((n_q, k), dtype=np.float64)
+    chunk = (n_q + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        start = c * chunk
+        stop = min(n_q, start + chunk)
+        if start >= stop:
+            continue
+        cnt = np.zeros(tile, dtype=np.uint8)
+        w = cnt.view(np.uint64)
+        touched = np.empty(tile, dtype=np.int32)
+        bi = np.empty((q_block, k), dtype=np.int32)
+        bs = np.zeros((q_block, k), dtype=np.float64)
+        count = np.zeros(q_block, dtype=np.int64)
+        cms = np.ones(q_block, dtype=np.int64)
+        done = np.zeros(q_block, dtype=np.uint8)
+        for s0 in range(start, stop, q_block):
+            nqb = min(stop, s0 + q_block) - s0
+            for qi in range(nqb):
+                count[qi] = 0
+                cms[qi] = 1
+                done[qi] = 1 if q_indptr[s0 + qi + 1] == q_indptr[s0 + qi] else 0
+            for T in range(n_tiles):
+                r0 = T * tile
+                n_rows = min(tile, n_t - r0)
+                nbt = (n_rows + BINARY_BLOCK - 1) // BINARY_BLOCK
+                b0 = r0 // BINARY_BLOCK
+                for qi in range(nqb):
+                    if done[qi]:
+                        continue
+                    i = s0 + qi
+                    m = q_indptr[i + 1] - q_indptr[i]
+                    inv_nq = 1.0 / np.sqrt(float(m))
+                    o_self = own[i]
+                    ci = count[qi]
+                    worst = bs[qi, k - 1] if ci == k else 0.0
+                    cm = cms[qi]  # the smallest count that can still enter the top k
+                    if ci == k:
+                        cm = _min_count(cm, m, inv_nq, blk_inv[b0], worst)
+                        if cm > m:  # no row of this or a later tile can
+                            done[qi] = 1
+                            continue
+                    work = 0
+                    for p in range(q_indptr[i], q_indptr[i + 1]):
+                        j = q_indices[p]
+                        work += tile_indptr[T, j + 1] - tile_indptr[T, j]
+                    if work == 0:
+                        cms[qi] = cm
+                        continue
+                    bir = bi[qi]
+                    bsr = bs[qi]
+                    if work >= 2 * nbt:
+                        # dense: count, then scan the blocks that can hold a neighbour
+                        for p in range(q_indptr[i], q_indptr[i + 1]):
+                            j = q_indices[p]
+                            for pp in range(tile_indptr[T, j], tile_indptr[T, j + 1]):
+                                cnt[tile_rows[pp]] += 1
+                        for bl in range(nbt):
+                            if ci == k:
+                                cm = _min_count(cm, m, inv_nq, blk_inv[b0 + bl], worst)
+                                if cm > m:
+                                    done[qi] = 1
+                                    break
+                            if m <= 127 and not _block_has_count(w, bl * 8, cm):
+                                continue
+                            for rl in range(bl * BINARY_BLOCK,
+                                            min(n_rows, bl * BINARY_BLOCK + BINARY_BLOCK)):
+                                cr = cnt[rl]
+                                if cr < cm:
+                                    continue
+                                r = r0 + rl
+                                s = float(cr) * inv_nq * t_inv[r]
+                                if s < worst:
+                                    continue
+                                o = perm[r]
+                                if o == o_self or (use_mask and allowed[o] == 0):
+                                    continue
+                                ci = _insert_topk(bir, bsr, ci, k, o, s)
+                                if ci == k:
+                                    worst = bsr[k - 1]
+                        cnt[:] = 0
+                    else:
+                        # sparse: visit only the rows touched
+                        nt = 0
+                        for p in range(q_indptr[i], q_indptr[i + 1]):
+                            j = q_indices[p]
+                            for pp in range(tile_indptr[T, j], tile_indptr[T, j + 1]):
+                                rl = tile_rows[pp]
+                                if cnt[rl] == 0:
+                                    touched[nt] = rl
+                                    nt += 1
+                                cnt[rl] += 1
+                        for q in range(nt):
+                            rl = touched[q]
+                            cr = cnt[rl]
+                            cnt[rl] = 0
+                            r = r0 + rl
+                            s = float(cr) * inv_nq * t_inv[r]
+                            if s < worst:
+                                continue
+                            o = perm[r]
+                            if o == o_self or (use_mask and allowed[o] == 0):
+                                continue
+                            ci = _insert_topk(bir, bsr, ci, k, o, s)
+                            if ci == k:
+                                worst = bsr[k - 1]
+                    count[qi] = ci
+                    cms[qi] = cm
+            for qi in range(nqb):
+                for q in range(count[qi]):
+                    idx[s0 + qi, q] = bi[qi, q]
+                    sim[s0 + qi, q] = bs[qi, q]
     return idx, sim
 
 
