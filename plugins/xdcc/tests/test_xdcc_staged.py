@@ -73,6 +73,10 @@ def test_xdcc_chain_prefix_equals_shorter_chain():
         for r, D in enumerate(long.staged_predict(Xte), start=1):
             short = XDCC(chain_length=r, cumulated=cumulated, **kw).fit(X, Y)
             np.testing.assert_array_equal(D, short.predict(Xte))
+    for r, both in enumerate(long.staged_predict_all(Xte), start=1):
+        short = XDCC(chain_length=r, **kw).fit(X, Y)
+        for variant, D in short.predict_all(Xte).items():
+            np.testing.assert_array_equal(both[variant], D)
 
 
 def test_staged_stages_are_validated():

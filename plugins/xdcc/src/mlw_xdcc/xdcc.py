@@ -161,6 +161,15 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
         for state in self._states(X):
             yield state.proba(self.cumulated)
 
+    def staged_predict_all(self, X: Any) -> Iterator[dict[str, np.ndarray]]:
+        """Both variants' decisions after each round 1..chain_length_, from one pass:
+        ``{"cum": ..., "std": ...}`` per round.  Round ``r``'s booster only depends on
+        rounds ``< r``, so the yield after ``r`` rounds is the decision of a chain of
+        length ``r`` (tested): one long chain scores every shorter chain length."""
+        X = self._validate_X(X, reset=False)
+        for state in self._states(X):
+            yield {"cum": state.decision(True), "std": state.decision(False)}
+
     def predict_all(self, X: Any) -> dict[str, np.ndarray]:
         """Both variants' decisions from one pass: ``{"cum": ..., "std": ...}``."""
         state = self._final(self._validate_X(X, reset=False))
