@@ -69,3 +69,87 @@ def test_per_metric_selections_differ_from_the_accuracy_selection_when_they_shou
         b = res["best_by_metric"][name]
         assert (b["k_ins"], b["k_feat"], b["lam"]) == (
             res["k_ins_grid"][ia], res["k_feat_grid"][ib], res["lam_grid"][iq])
+
+
+# -- feature normalisation ------------------------------------------------------------
+
+def _unit_columns(X: np.ndarray) -> np.ndarray:
+    """Transcription: every column divided by its L2 norm (features already in [0, 1])."""
+    out = np.zeros_like(X, dtype=float)
+    for j in range(X.shape[1]):
+        s = 0.0
+        for v in X[:, j]:
+            s += v * v
+        if s > 0:
+            out[:, j] = X[:, j] / s ** 0.5
+    return out
+
+
+def test_unit_column_scaler_weights_a_binary_word_by_its_document_frequency() -> None:
+    from mlw_lcif._scaling import feature_scaler
+
+    X, _ = _data(5, n=60)
+    X[:, 3] = 0.0  # never seen: weight 0
+    for M in (X, sp.csr_matrix(X)):
+        sc = feature_scaler("l2").fit(M)
+        T = sc.transform(M).toarray()
+        df = X.sum(axis=0)
+        np.testing.assert_allclose(T, _unit_columns(X), rtol=1e-12)
+        np.testing.assert_allclose(T.max(axis=0)[df > 0], 1 / np.sqrt(df[df > 0]), rtol=1e-12)
+        # queries use the training norms
+        q = np.ones((1, X.shape[1]))
+        np.testing.assert_allclose(sc.transform(q).toarray()[0],
+                                   np.where(df > 0, 1 / np.sqrt(np.maximum(df, 1)), 0))
+    np.testing.assert_array_equal(feature_scaler("max").fit(X).transform(X).toarray(), X)
+    with pytest.raises(ValueError, match="feature_norm must be"):
+        feature_scaler("idf")
+
+
+def test_l2_learners_are_the_formulas_on_unit_length_feature_columns() -> None:
+    import naive_lcif as naive
+    from test_lcif_formulas import Q3, X8, Y8
+
+    from mlw_lcif import LCIF2
+
+    n8 = np.sqrt((X8 ** 2).sum(axis=0))
+    Xn, Qn = _unit_columns(X8), Q3 / n8
+    for k_ins, k_feat, lam in [(1, 1, 0.5), (3, 2, 0.3), (5, 4, 0.8)]:
+        m = LCIF(k_ins=k_ins, k_feat=k_feat, lam=lam, feature_norm="l2").fit(X8, Y8)
+        assert m.feature_norm_ == "l2"
+        want = naive.lcif_scores(Xn, Y8, Qn, k_ins, k_feat, lam)
+        np.testing.assert_allclose(m.predict_proba(Q3), want, rtol=1e-12, atol=1e-15)
+        m2 = LCIF2(k_ins=k_ins, k_feat=k_feat, lam=lam, feature_norm="l2").fit(X8, Y8)
+        want2 = naive.lcif_scores(Xn, Y8, Qn, k_ins, k_feat, lam, second=True)
+        np.testing.assert_allclose(m2.predict_proba(Q3), want2, rtol=1e-12, atol=1e-15)
+    # without cv, "auto" is the plain [0, 1] scaling
+    m = LCIF(k_ins=3, k_feat=2, lam=0.3).fit(X8, Y8)
+    assert m.feature_norm_ == "max"
+    np.testing.assert_allclose(m.predict_proba(Q3), naive.lcif_scores(X8, Y8, Q3, 3, 2, 0.3),
+                               rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="feature_norm must be"):
+        LCIF(feature_norm="tfidf").fit(X8, Y8)
+
+
+def test_auto_feature_norm_is_chosen_by_the_cross_validation() -> None:
+    X, Y = _data(6, n=150)
+    m = LCIF(cv=3, random_state=1).fit(X, Y)
+    res = m.cv_results_
+    by = res["by_feature_norm"]
+    assert set(by) == {"max", "l2"}
+    winner = "l2" if by["l2"]["score"] > by["max"]["score"] else "max"
+    assert m.feature_norm_ == res["feature_norm"] == winner
+    assert (m.k_ins_, m.k_feat_, m.lam_) == (by[winner]["k_ins"], by[winner]["k_feat"],
+                                             by[winner]["lam"])
+    for name in METRICS:
+        b = res["best_by_metric"][name]
+        assert b["score"] == max(by["max"]["best_by_metric"][name]["score"],
+                                 by["l2"]["best_by_metric"][name]["score"])
+    # each normalisation's search is the plain search on that scaling of X
+    from mlw_lcif._scaling import feature_scaler
+
+    Xs = feature_scaler("l2").fit(X).transform(X)
+    direct = search_hyperparameters(Xs, sp.csr_matrix(Y), n_folds=3, seed=1)
+    np.testing.assert_array_equal(direct["all_scores"], by["l2"]["all_scores"])
+    # a fixed feature_norm searches only that one
+    m1 = LCIF(cv=3, random_state=1, feature_norm="max").fit(X, Y)
+    assert m1.feature_norm_ == "max" and set(m1.cv_results_["by_feature_norm"]) == {"max"}

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 import mlw
 from mlw_lcif import _prep as P
+from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
 
 #: The paper's grid: k_ins, k_feat in 1..30 step 2, lambda in 0..1 step 0.1.
 K_GRID: tuple[int, ...] = tuple(range(1, 30, 2))
@@ -37,6 +38,7 @@ class _LCIFBase(mlw.MultiLabelLearner):
     cv_metric: str = "accuracy"
     random_state: int = 0
     threshold: Any = "cardinality"
+    feature_norm: str = "auto"
 
     # -- fitting ------------------------------------------------------------------------
     def _lam_value(self) -> float:
@@ -58,21 +60,28 @@ class _LCIFBase(mlw.MultiLabelLearner):
     def _fit(self, X: Any, Y: Any) -> None:
         n, L = X.shape[0], Y.shape[1]
         Ycsr = sp.csr_matrix(Y, dtype=np.uint8) if not sp.issparse(Y) else Y
-        self.scaler_ = P.FeatureScaler().fit(X)
-        Xs = self.scaler_.transform(X)
+        if self.feature_norm != "auto" and self.feature_norm not in FEATURE_NORMS:
+            raise ValueError(f"feature_norm must be 'auto' or one of {FEATURE_NORMS}, "
+                             f"got {self.feature_norm!r}")
         if self.cv is not None:
-            from mlw_lcif.search import search_hyperparameters
+            from mlw_lcif.search import search_with_feature_norm
 
-            res = search_hyperparameters(Xs, Ycsr, kind=self._kind, metric=self.cv_metric,
-                                         n_folds=self.cv, seed=self.random_state)
+            norms = FEATURE_NORMS if self.feature_norm == "auto" else (self.feature_norm,)
+            res = search_with_feature_norm(X, Ycsr, norms=norms, kind=self._kind,
+                                           metric=self.cv_metric, n_folds=self.cv,
+                                           seed=self.random_state)
             self.cv_results_ = res
             self.k_ins_, self.k_feat_, self.lam_ = res["k_ins"], res["k_feat"], res["lam"]
+            self.feature_norm_ = res["feature_norm"]
         else:
+            self.feature_norm_ = "max" if self.feature_norm == "auto" else self.feature_norm
             self.k_ins_ = _check_k("k_ins", self.k_ins, n, "training instances") \
                 if self._uses_ins() else 1
             self.k_feat_ = min(_check_k("k_feat", self.k_feat, None, "labels"), L) \
                 if self._uses_fl() else 1
             self.lam_ = self._lam_value()
+        self.scaler_ = feature_scaler(self.feature_norm_).fit(X)
+        Xs = self.scaler_.transform(X)
         self.Xs_ = Xs
         self.index_ = P.InvertedIndex(Xs)
         if self._kind == "lcif2":
@@ -165,6 +174,12 @@ class LCIF(_LCIFBase):
         ``f1_macro``, ``hamming_loss`` (minimised), ``subset_accuracy``).
     random_state : int
         Seed of the cross-validation folds.
+    feature_norm : str
+        ``"max"``: features scaled to [0, 1]; ``"l2"``: then every feature column
+        divided by its L2 norm over the training rows (unit-length feature vectors: a
+        rare word weighs more than a frequent one). ``"auto"`` (default): chosen by
+        the cross-validation with the other hyper-parameters when ``cv`` is set,
+        ``"max"`` otherwise. The fitted choice is ``feature_norm_``.
 
     Examples
     --------
@@ -179,7 +194,8 @@ class LCIF(_LCIFBase):
 
     def __init__(self, *, k_ins: int = 15, k_feat: int = 15, lam: float = 0.5,
                  threshold: Any = "cardinality", cv: int | None = None,
-                 cv_metric: str = "accuracy", random_state: int = 0) -> None:
+                 cv_metric: str = "accuracy", random_state: int = 0,
+                 feature_norm: str = "auto") -> None:
         self.k_ins = k_ins
         self.k_feat = k_feat
         self.lam = lam
@@ -187,6 +203,7 @@ class LCIF(_LCIFBase):
         self.cv = cv
         self.cv_metric = cv_metric
         self.random_state = random_state
+        self.feature_norm = feature_norm
 
 
 class LCIF2(LCIF):
@@ -210,12 +227,14 @@ class InstanceKNN(_LCIFBase):
 
     def __init__(self, *, k_ins: int = 15, threshold: Any = "cardinality",
                  cv: int | None = None, cv_metric: str = "accuracy",
-                 random_state: int = 0) -> None:
+                 random_state: int = 0,
+                 feature_norm: str = "auto") -> None:
         self.k_ins = k_ins
         self.threshold = threshold
         self.cv = cv
         self.cv_metric = cv_metric
         self.random_state = random_state
+        self.feature_norm = feature_norm
 
 
 class FeatureKNN(_LCIFBase):
@@ -226,9 +245,11 @@ class FeatureKNN(_LCIFBase):
 
     def __init__(self, *, k_feat: int = 15, threshold: Any = "cardinality",
                  cv: int | None = None, cv_metric: str = "accuracy",
-                 random_state: int = 0) -> None:
+                 random_state: int = 0,
+                 feature_norm: str = "auto") -> None:
         self.k_feat = k_feat
         self.threshold = threshold
         self.cv = cv
         self.cv_metric = cv_metric
         self.random_state = random_state
+        self.feature_norm = feature_norm

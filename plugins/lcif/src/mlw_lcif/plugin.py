@@ -12,6 +12,8 @@ _COMMON = {
     "cv_metric": "metric the CV search maximises (accuracy, f1_example, f1_micro, "
                  "f1_macro, hamming_loss, subset_accuracy)",
     "random_state": "seed of the CV folds",
+    "feature_norm": "max (features in [0, 1]), l2 (then unit-length feature columns), "
+                    "or auto (chosen by the CV when cv is set, else max)",
 }
 _K_INS = {"k_ins": "number of nearest training instances (cosine similarity)"}
 _K_FEAT = {"k_feat": "number of most similar labels kept per feature"}

@@ -156,3 +156,31 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
             "k_ins_grid": list(kins), "k_feat_grid": list(kfeat),
             "lam_grid": [float(v) for v in lams], "scores": total[..., METRICS[metric]],
             "all_scores": total, "best_by_metric": best_by_metric}
+
+
+def search_with_feature_norm(X: Any, Y: sp.csr_matrix, *,
+                             norms: Sequence[str] = ("max", "l2"),
+                             **kwargs: Any) -> dict[str, Any]:
+    """:func:`search_hyperparameters` once per feature normalisation (raw ``X``, each
+    normalisation fitted on the whole training data, the same folds), keeping the one
+    whose best configuration scores highest for the metric (a tie keeps the first).
+
+    Returns the winner's result with ``feature_norm`` added, ``best_by_metric`` taken
+    over all normalisations (each entry with its ``feature_norm``), and every
+    normalisation's own result in ``by_feature_norm``.
+    """
+    from mlw_lcif._scaling import feature_scaler
+
+    if not norms:
+        raise ValueError("norms must name at least one feature normalisation")
+    results = {}
+    for norm in norms:
+        Xs = feature_scaler(norm).fit(X).transform(X)
+        results[norm] = search_hyperparameters(Xs, Y, **kwargs)
+    best = max(norms, key=lambda nm: results[nm]["score"])
+    best_by_metric = {}
+    for name in METRICS:
+        nm = max(norms, key=lambda v: results[v]["best_by_metric"][name]["score"])
+        best_by_metric[name] = {**results[nm]["best_by_metric"][name], "feature_norm": nm}
+    return {**results[best], "feature_norm": best, "best_by_metric": best_by_metric,
+            "by_feature_norm": results}
