@@ -1,6 +1,6 @@
 """Quality of BR, CC, ML-XGB, XDCC-std and XDCC-cum (the xdcc plugin) as in the paper.
 
-    python benchmarks/quality_xdcc.py --grid small|deep|full|text [--datasets emotions,...]
+    python benchmarks/quality_xdcc.py --grid small|deep|medium|full|text [--datasets ...]
                                       [--out results.jsonl] [--seed 0] [--table-only]
 
 Protocol (Bohlender, Loza Mencía, Kulessa, DS 2020): for every method and dataset the
@@ -30,8 +30,12 @@ Grids (``split`` only matters for multi-label boosters; BR and CC boost one labe
   depth x eta in full (27 chain fits) with the split criterion ML-XGB chose on the same
   validation part (the six-fold split grid for XDCC, 162 chain fits, did not fit the
   budget of two shared cores)
-* text:  the subgrid run on enron and bibtex: rounds {50, 100} x depth {6} x eta
-  {0.1, 0.3} x sum_gain for all (XDCC: 4 chain fits)
+* medium: the subgrid that fitted the session (2 cores shared by 4 jobs, load 4-6):
+  rounds {50, 100, 200} x depth {3, 6} x eta {0.1, 0.3} x six splits for ML-XGB (72
+  settings, 24 fits), BR and CC (12 settings, 4 fits); XDCC: rounds {50, 100} x depth
+  {3, 6} x eta {0.1, 0.3} with ML-XGB's chosen split (8 chain fits)
+* text:  the subgrid run on enron and bibtex: rounds {50, 100} x depth {6} x eta {0.3}
+  x sum_gain (one fit per family; XDCC: rounds {100}, one chain fit)
 
 Results are appended (one JSON object per dataset and method family) to ``--out`` as
 they finish, and a markdown table with average ranks is printed at the end (or with
@@ -65,9 +69,15 @@ GRIDS = {
     "deep": dict(n_estimators=[200], max_depth=[6], learning_rate=[0.1], split=["sum_gain"]),
     "full": dict(n_estimators=[50, 100, 200], max_depth=[3, 6, 9],
                  learning_rate=[0.1, 0.3, 0.5], split=list(ALL_SPLITS)),
-    "text": dict(n_estimators=[50, 100], max_depth=[6], learning_rate=[0.1, 0.3],
+    "medium": dict(n_estimators=[50, 100, 200], max_depth=[3, 6], learning_rate=[0.1, 0.3],
+                   split=list(ALL_SPLITS)),
+    "text": dict(n_estimators=[50, 100], max_depth=[6], learning_rate=[0.3],
                  split=["sum_gain"]),
 }
+#: XDCC's rounds cannot be staged; under these grids it gets fewer rounds values
+XDCC_ROUNDS = {"medium": [50, 100], "text": [100]}
+#: grids under which XDCC uses the split criterion ML-XGB chose
+XDCC_SPLIT_FROM_ML = ("full", "medium")
 
 
 def dense(Y):
@@ -92,7 +102,8 @@ def product(grid: dict, keys: list[str]) -> list[dict]:
     return [dict(zip(keys, v, strict=True)) for v in itertools.product(*(grid[k] for k in keys))]
 
 
-def validation_scores(family: str, grid: dict, Xfi, Yfi, Xva, Yva, seed: int, split=None):
+def validation_scores(family: str, grid: dict, Xfi, Yfi, Xva, Yva, seed: int, split=None,
+                      xdcc_rounds=None):
     """Every setting of the grid scored on the validation part: yields
     (variant, cfg, example F1).  Rounds are staged where that is exact (BR, CC, ML)."""
     from mlw_xdcc import BRXGB, CCXGB, MLXGB, XDCC
@@ -108,6 +119,7 @@ def validation_scores(family: str, grid: dict, Xfi, Yfi, Xva, Yva, seed: int, sp
         return
     c = default_chain_length(Yfi)
     g = dict(grid, split=[split] if split else grid["split"])
+    g["n_estimators"] = xdcc_rounds or grid["n_estimators"]
     for cfg in product(g, ["n_estimators", "max_depth", "learning_rate", "split"]):
         m = XDCC(chain_length=c, **cfg, random_state=seed).fit(Xfi, Yfi)
         for r, both in enumerate(m.staged_predict_all(Xva), start=1):
@@ -135,7 +147,8 @@ def refit(variant: str, cfg: dict, Xtr, Ytr, Xte, seed: int):
     return m.predict(Xte), fit
 
 
-def tune(family: str, grid: dict, Xtr, Ytr, seed: int, log, split=None) -> dict:
+def tune(family: str, grid: dict, Xtr, Ytr, seed: int, log, split=None,
+         xdcc_rounds=None) -> dict:
     """The paper's tuning on one train split: {variant: (val F1, cfg)}."""
     n = Xtr.shape[0]
     perm = np.random.default_rng(seed).permutation(n)
@@ -145,7 +158,7 @@ def tune(family: str, grid: dict, Xtr, Ytr, seed: int, log, split=None) -> dict:
     t = time.time()
     count = 0
     for variant, cfg, s in validation_scores(family, grid, Xtr[fi], Ytr[fi], Xtr[va], Ytr[va],
-                                             seed, split):
+                                             seed, split, xdcc_rounds):
         count += 1
         if variant not in best or s > best[variant][0]:
             best[variant] = (s, cfg)
@@ -184,7 +197,8 @@ def run_dataset(name: str, grid_name: str, seed: int, log, emit) -> None:
         split = None
         for fam in FAMILIES:
             best = tune(fam, grid, X[tr0], Y[tr0], seed, log,
-                        split=split if grid_name == "full" else None)
+                        split=split if grid_name in XDCC_SPLIT_FROM_ML else None,
+                        xdcc_rounds=XDCC_ROUNDS.get(grid_name))
             if fam == "ML-XGB":
                 split = best["ML-XGB"][1]["split"]
             per_fold = []
@@ -204,7 +218,8 @@ def run_dataset(name: str, grid_name: str, seed: int, log, emit) -> None:
     split = None
     for fam in FAMILIES:
         best = tune(fam, grid, Xtr, Ytr, seed, log,
-                    split=split if grid_name == "full" else None)
+                    split=split if grid_name in XDCC_SPLIT_FROM_ML else None,
+                    xdcc_rounds=XDCC_ROUNDS.get(grid_name))
         if fam == "ML-XGB":
             split = best["ML-XGB"][1]["split"]
         emit(name, fam, evaluate_choice(best, Xtr, Ytr, Xte, Yte, seed, log))
