@@ -3,6 +3,7 @@ decision trees, in the protocol of Al-Otaibi, Kull and Flach (ECAI 2016).
 
     python benchmarks/quality_lacovac.py [--datasets flags,emotions,...] [--learners ...]
         [--folds 10] [--out /tmp/quality_lacovac.jsonl] [--table]
+        [--param key=value ...] [--tag NAME]
 
 Protocol
 --------
@@ -21,11 +22,15 @@ Protocol
 
 Each (dataset, learner) result is appended as one JSON line to ``--out`` as soon as it
 is done; ``--table`` prints the markdown tables of everything in ``--out``.
+``--param key=value`` (repeatable; values parsed as Python literals) is passed to the
+LaCovaC-family learners only, and ``--tag`` names the variant in the output (for
+ablations such as ``--param min_child=5 --tag old_min_child``).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import time
 from pathlib import Path
@@ -92,6 +97,8 @@ def splits(name: str):
 
 def run(dataset: str, key: str) -> dict:
     name, params = LEARNERS[key]
+    if name in ("lacovac", "lacova", "ml_c45", "lacovac_forest"):
+        params = {**params, **EXTRA}
     per_fold = []
     fit_s = 0.0
     for Xtr, Ytr, Xte, Yte in splits(dataset):
@@ -108,7 +115,8 @@ def run(dataset: str, key: str) -> dict:
                 Yte, model.predict(Xte), metrics=["subset_accuracy"])["subset_accuracy"]
         per_fold.append(res)
     out = {k: float(np.mean([r[k] for r in per_fold])) for k in per_fold[0]}
-    return {"dataset": dataset, "learner": key, "folds": len(per_fold),
+    label = key if not ARGS.tag else f"{key} [{ARGS.tag}]"
+    return {"dataset": dataset, "learner": label, "params": params, "folds": len(per_fold),
             "fit_seconds": fit_s, "metrics": out}
 
 
@@ -147,7 +155,12 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--out", default="/tmp/quality_lacovac.jsonl")
     ap.add_argument("--table", action="store_true")
+    ap.add_argument("--param", action="append", default=[])
+    ap.add_argument("--tag", default="")
     ARGS = ap.parse_args()
+    for kv in ARGS.param:
+        k, v = kv.split("=", 1)
+        EXTRA[k] = ast.literal_eval(v)
     out = Path(ARGS.out)
     if ARGS.table:
         print(table(out))
@@ -159,12 +172,13 @@ def main() -> None:
             with out.open("a") as fh:
                 fh.write(json.dumps(r) + "\n")
             m = r["metrics"]
-            print(f"{ds:9} {key:8} exact {m['subset_accuracy']:.3f} "
+            print(f"{ds:9} {r['learner']:8} exact {m['subset_accuracy']:.3f} "
                   f"joint {m.get('subset_accuracy_joint', float('nan')):.3f} "
                   f"hamming {m['hamming_loss']:.3f} logloss {m['log_loss']:.3f} "
                   f"({time.perf_counter() - t:.0f}s)", flush=True)
 
 
 ARGS: argparse.Namespace
+EXTRA: dict = {}
 if __name__ == "__main__":
     main()

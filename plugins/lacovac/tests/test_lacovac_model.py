@@ -127,7 +127,8 @@ def test_joint_distribution_sums_to_one_and_matches_marginals(cls, alpha):
 
 
 # -- the size rules: |D| < m -> leaf (paper, Algorithm 1); children of a horizontal split
-#    only need min_child rows (0/1 features) or min_child_numeric (default m) --------------
+#    need min_child rows on 0/1 features (default 1: no minimum, as Algorithm 1) and
+#    min_child_numeric on numeric ones (default m, as the authors' code) ------------------
 # 12 rows, one label; x0 (0/1) isolates the two positive rows
 ISO_X = np.zeros((12, 1))
 ISO_X[:2, 0] = 1.0
@@ -145,6 +146,15 @@ def test_a_node_of_at_least_m_rows_splits_off_two_rows(cls):
     assert cls(min_samples=5).fit(ISO_X, ISO_Y).predict(np.array([[1.0]])).tolist() == [[1]]
     # the old rule (each child keeps m rows) cannot split at all here
     assert cls(min_samples=5, min_child=5).fit(ISO_X, ISO_Y).tree_.n_nodes == 1
+    # one positive row: the default (no child minimum, as Algorithm 1) isolates it; the
+    # authors' nominal rule (min_child=2) does not
+    one = ISO_Y.copy()
+    one[1, 0] = 0
+    X1 = ISO_X.copy()
+    X1[1, 0] = 0.0
+    t1 = cls(min_samples=5).fit(X1, one).tree_
+    assert t1.kind[0] == K.HSPLIT and sorted(t1.n_rows[_children(t1, 0)].tolist()) == [1, 11]
+    assert cls(min_samples=5, min_child=2).fit(X1, one).tree_.n_nodes == 1
     # forest trees follow the same rule
     forest = LaCovaCForest(n_estimators=1, bootstrap=False, max_features=None).fit(ISO_X, ISO_Y)
     assert forest.trees_[0].kind[0] == K.HSPLIT
@@ -184,6 +194,7 @@ def test_binary_features_are_recognised_dense_and_sparse():
     X = np.array([[0, 1, 0.5, 0], [1, 0, 2.0, 1], [1, 1, 0.0, 3]], float)
     want = [2, 2, 5, 5]
     assert child_sizes(X, 2, None, 5).tolist() == want
+    assert LaCovaC().get_params()["min_child"] == 1
     assert child_sizes(sp.csr_matrix(X), 2, None, 5).tolist() == want
     assert child_sizes(X, 3, 4, 5).tolist() == [3, 3, 4, 4]
 

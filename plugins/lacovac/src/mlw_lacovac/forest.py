@@ -54,7 +54,7 @@ class LaCovaCForest(MultiLabelLearner):
     def __init__(self, *, n_estimators: int = 10, max_features: Any = 0.3,
                  min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
                  bootstrap: bool = True, random_state: int = 0,
-                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 2,
+                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 1,
                  min_child_numeric: int | None = None) -> None:
         self.n_estimators = n_estimators
         self.max_features = max_features

@@ -188,7 +188,8 @@ class LaCovaC(MultiLabelTree):
         m: a node with fewer rows is a leaf (the paper's only size rule).
     min_child : int
         The smallest child of a horizontal split on a 0/1 feature (binary, one-hot and
-        sparse word features): 2, as the authors' code for nominal attributes.
+        sparse word features): 1, the paper's Algorithm 1, which names no child
+        minimum (the authors' code uses 2 for nominal attributes).
     min_child_numeric : int or None
         The smallest child of a split on any other (numeric) feature; None means m, as
         the authors' code (C4.5's ``minNumObj`` for numeric attributes).
@@ -218,7 +219,7 @@ class LaCovaC(MultiLabelTree):
     _method = "lacovac"
 
     def __init__(self, *, min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
-                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 2,
+                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 1,
                  min_child_numeric: int | None = None) -> None:
         self.min_samples = min_samples
         self.min_child = min_child
@@ -248,7 +249,7 @@ class LaCova(MultiLabelTree):
     _method = "lacova"
 
     def __init__(self, *, min_samples: int = 5, alpha: float = 1.0,
-                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 2,
+                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 1,
                  min_child_numeric: int | None = None) -> None:
         self.min_samples = min_samples
         self.min_child = min_child
@@ -271,7 +272,7 @@ class MLC45(MultiLabelTree):
     _method = "ml_c45"
 
     def __init__(self, *, min_samples: int = 5, alpha: float = 1.0,
-                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 2,
+                 marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 1,
                  min_child_numeric: int | None = None) -> None:
         self.min_samples = min_samples
         self.min_child = min_child

@@ -6,7 +6,8 @@ import mlw
 
 _TREE = {
     "min_samples": "m: nodes with fewer rows are leaves (the paper's stopping rule)",
-    "min_child": "smallest child of a horizontal split on a 0/1 feature (authors' code: 2)",
+    "min_child": "smallest child of a horizontal split on a 0/1 feature (1: the paper's "
+                 "Algorithm 1; the authors' code uses 2)",
     "min_child_numeric": "smallest child of a split on a numeric feature (None: m, as the "
                          "authors' code)",
     "alpha": "pseudo-count of the leaf joint distribution (log_proba_of) towards the "
