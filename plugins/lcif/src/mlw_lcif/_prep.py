@@ -113,10 +113,12 @@ def _binary_rows(Q: sp.csr_matrix) -> np.ndarray:
 
 
 def knn(Q: sp.csr_matrix, index: InvertedIndex, k: int, *, self_offset: int = -1,
-        allowed: np.ndarray | None = None, block: int = 16384,
-        q_block: int = 64) -> tuple[np.ndarray, np.ndarray]:
+        allowed: np.ndarray | None = None, block: int = 16384, q_block: int = 64,
+        own: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The k most cosine-similar indexed rows of every row of Q, in blocks of queries
-    (memory: one accumulator per chunk plus the (n, k) outputs). Binary queries against
+    (memory: one accumulator per chunk plus the (n, k) outputs). Query i never has
+    indexed row ``i + self_offset`` (when ``self_offset >= 0``) or ``own[i]`` (when
+    given; -1 for none): leave-one-out when the queries are indexed rows. Binary queries against
     a binary index go through :func:`~mlw_lcif._kernels.knn_search_binary` (same result,
     faster), the others through :func:`~mlw_lcif._kernels.knn_search`."""
     n = Q.shape[0]
@@ -126,13 +128,17 @@ def knn(Q: sp.csr_matrix, index: InvertedIndex, k: int, *, self_offset: int = -1
     for start in range(0, n, block):
         B = Q[start:start + block]
         nb = B.shape[0]
-        own = np.arange(start, start + nb, dtype=np.int64) + self_offset if self_offset >= 0 \
-            else np.full(nb, -1, dtype=np.int64)
+        if own is not None:
+            own_b = np.asarray(own[start:start + nb], dtype=np.int64)
+        elif self_offset >= 0:
+            own_b = np.arange(start, start + nb, dtype=np.int64) + self_offset
+        else:
+            own_b = np.full(nb, -1, dtype=np.int64)
         fast = _binary_rows(B) if index.binary else np.zeros(nb, dtype=bool)
         if fast.any():
             F = B[fast] if not fast.all() else B
             i, s = K.knn_search_binary(F.indptr.astype(np.int64), F.indices.astype(np.int32),
-                                       own[fast], index.tile_indptr, index.tile_rows,
+                                       own_b[fast], index.tile_indptr, index.tile_rows,
                                        index.t_inv, index.blk_inv, index.perm, k, mask,
                                        n_chunks(F.shape[0]), index.tile, q_block)
             idx[start:start + nb][fast] = i
@@ -142,7 +148,7 @@ def knn(Q: sp.csr_matrix, index: InvertedIndex, k: int, *, self_offset: int = -1
             ip = G.indptr.astype(np.int64)
             norms = K.row_norms(ip, G.data)
             i, s = K.knn_search(ip, G.indices.astype(np.int32), G.data, norms, index.indptr,
-                                index.rows, index.data, index.norms, k, own[~fast], mask,
+                                index.rows, index.data, index.norms, k, own_b[~fast], mask,
                                 n_chunks(G.shape[0]))
             idx[start:start + nb][~fast] = i
             sim[start:start + nb][~fast] = s

@@ -39,6 +39,7 @@ class _LCIFBase(mlw.MultiLabelLearner):
     random_state: int = 0
     threshold: Any = "cardinality"
     feature_norm: str = "auto"
+    threshold_sample: int | None = 20000
 
     # -- fitting ------------------------------------------------------------------------
     def _lam_value(self) -> float:
@@ -95,11 +96,14 @@ class _LCIFBase(mlw.MultiLabelLearner):
             self.fl_sim_ = np.zeros((X.shape[1], 1))
 
     # -- scoring ------------------------------------------------------------------------
-    def _sparse_scores(self, Qs: sp.csr_matrix, self_offset: int = -1) -> sp.csr_matrix:
+    def _sparse_scores(self, Qs: sp.csr_matrix, self_offset: int = -1,
+                       own: np.ndarray | None = None) -> sp.csr_matrix:
         """CSR scores of the scaled queries; with ``self_offset >= 0`` query i is
-        training row ``i + self_offset`` and is left out of its own neighbourhood."""
+        training row ``i + self_offset`` and is left out of its own neighbourhood
+        (with ``own``, query i is training row ``own[i]``)."""
         if self.lam_ > 0.0:
-            nbr_idx, nbr_sim = P.knn(Qs, self.index_, self.k_ins_, self_offset=self_offset)
+            nbr_idx, nbr_sim = P.knn(Qs, self.index_, self.k_ins_, self_offset=self_offset,
+                                     own=own)
         else:
             nbr_idx = np.full((Qs.shape[0], 1), -1, dtype=np.int32)
             nbr_sim = np.zeros((Qs.shape[0], 1))
@@ -120,20 +124,42 @@ class _LCIFBase(mlw.MultiLabelLearner):
     def _fit_threshold(self, X: Any, Y: Any) -> None:
         """A strategy that can learn from score blocks (the core's cardinality matching
         can) is fed block by block: the training scores of all instances are never held
-        at once (at extreme scale they would not fit)."""
+        at once (at extreme scale they would not fit). It sees the leave-one-out scores
+        of ``threshold_rows_`` (all training rows, or the seeded random subsample of
+        ``threshold_sample`` rows, each still scored against all other training rows)."""
         from mlw.learner import make_threshold
 
         strategy, _ = make_threshold(self.threshold)
         if not hasattr(strategy, "fit_blocks"):
             super()._fit_threshold(X, Y)
             return
-        self.threshold_ = strategy.fit_blocks(self._training_score_blocks(),
-                                              n_rows=X.shape[0], n_positive=int(Y.sum()))
+        rows = self._threshold_rows(X.shape[0])
+        self.threshold_rows_ = X.shape[0] if rows is None else int(rows.size)
+        n_positive = int(Y.sum()) if rows is None else int(Y[rows].sum())
+        self.threshold_ = strategy.fit_blocks(self._training_score_blocks(rows=rows),
+                                              n_rows=self.threshold_rows_,
+                                              n_positive=n_positive)
 
-    def _training_score_blocks(self, block: int = 32768):
-        n = self.Xs_.shape[0]
+    def _threshold_rows(self, n: int) -> np.ndarray | None:
+        """The sorted training rows the threshold is fitted on, or None for all."""
+        s = self.threshold_sample
+        if s is None:
+            return None
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
+            raise ValueError(f"threshold_sample must be None or a positive integer, got {s!r}")
+        if s >= n:
+            return None
+        rng = np.random.default_rng(self.random_state)
+        return np.sort(rng.choice(n, size=int(s), replace=False))
+
+    def _training_score_blocks(self, block: int = 32768, rows: np.ndarray | None = None):
+        n = self.Xs_.shape[0] if rows is None else rows.size
         for start in range(0, n, block):
-            yield self._sparse_scores(self.Xs_[start:start + block], self_offset=start)
+            if rows is None:
+                yield self._sparse_scores(self.Xs_[start:start + block], self_offset=start)
+            else:
+                r = rows[start:start + block]
+                yield self._sparse_scores(self.Xs_[r], own=r)
 
     def kneighbors(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """The fitted number of nearest training instances of each row of X by cosine
@@ -180,6 +206,13 @@ class LCIF(_LCIFBase):
         rare word weighs more than a frequent one). ``"auto"`` (default): chosen by
         the cross-validation with the other hyper-parameters when ``cv`` is set,
         ``"max"`` otherwise. The fitted choice is ``feature_norm_``.
+    threshold_sample : int or None
+        The cardinality threshold is fitted on the leave-one-out scores of this many
+        training rows drawn at random (seeded by ``random_state``; each still scored
+        against all other training rows) when the training set is larger; ``None``:
+        all rows, the paper's exact procedure. Default 20,000: small data sets use all
+        rows, IMDB-sized ones a subsample (the threshold is one scalar on a 0.01 grid).
+        Used by strategies fitted from score blocks (``cardinality``).
 
     Examples
     --------
@@ -195,7 +228,7 @@ class LCIF(_LCIFBase):
     def __init__(self, *, k_ins: int = 15, k_feat: int = 15, lam: float = 0.5,
                  threshold: Any = "cardinality", cv: int | None = None,
                  cv_metric: str = "accuracy", random_state: int = 0,
-                 feature_norm: str = "auto") -> None:
+                 feature_norm: str = "auto", threshold_sample: int | None = 20000) -> None:
         self.k_ins = k_ins
         self.k_feat = k_feat
         self.lam = lam
@@ -204,6 +237,7 @@ class LCIF(_LCIFBase):
         self.cv_metric = cv_metric
         self.random_state = random_state
         self.feature_norm = feature_norm
+        self.threshold_sample = threshold_sample
 
 
 class LCIF2(LCIF):
@@ -228,13 +262,14 @@ class InstanceKNN(_LCIFBase):
     def __init__(self, *, k_ins: int = 15, threshold: Any = "cardinality",
                  cv: int | None = None, cv_metric: str = "accuracy",
                  random_state: int = 0,
-                 feature_norm: str = "auto") -> None:
+                 feature_norm: str = "auto", threshold_sample: int | None = 20000) -> None:
         self.k_ins = k_ins
         self.threshold = threshold
         self.cv = cv
         self.cv_metric = cv_metric
         self.random_state = random_state
         self.feature_norm = feature_norm
+        self.threshold_sample = threshold_sample
 
 
 class FeatureKNN(_LCIFBase):
@@ -246,10 +281,11 @@ class FeatureKNN(_LCIFBase):
     def __init__(self, *, k_feat: int = 15, threshold: Any = "cardinality",
                  cv: int | None = None, cv_metric: str = "accuracy",
                  random_state: int = 0,
-                 feature_norm: str = "auto") -> None:
+                 feature_norm: str = "auto", threshold_sample: int | None = 20000) -> None:
         self.k_feat = k_feat
         self.threshold = threshold
         self.cv = cv
         self.cv_metric = cv_metric
         self.random_state = random_state
         self.feature_norm = feature_norm
+        self.threshold_sample = threshold_sample
