@@ -7,9 +7,9 @@ stays sparse CSR for both: scikit-learn's tree takes CSR X, and LaCovaC never
 densifies it). scikit-learn's tree gets min_samples_leaf=5 (LaCovaC's m = 5, the peer
 the issue names; LaCovaC's own children may be smaller on 0/1 features, see
 ``min_child``) and a dense Y (it does not accept a sparse target). Times are CPU
-seconds of the process (time.process_time, so other jobs on the machine distort them less than wall
-time), the best of ``--repeats`` runs, after one warm-up fit that also compiles the
-numba kernels. Peak memory of one fit is measured with tracemalloc in a separate run
+seconds of the process (time.process_time, so other jobs on the machine distort them
+less than wall time), the best of ``--repeats`` runs, after one warm-up fit that also
+compiles the numba kernels. Peak memory of one fit is measured with tracemalloc in a separate run
 (numpy and scipy allocations are traced; numba's are not). The ratio printed is
 LaCovaC / scikit-learn (the target is at most 3).
 """
