@@ -14,6 +14,8 @@ _COMMON = {
     "random_state": "seed of the CV folds",
     "feature_norm": "max (features in [0, 1]), l2 (then unit-length feature columns), "
                     "or auto (chosen by the CV when cv is set, else max)",
+    "threshold_sample": "training rows the cardinality threshold is fitted on (random, "
+                        "seeded by random_state; None = all rows, the paper's procedure)",
 }
 _K_INS = {"k_ins": "number of nearest training instances (cosine similarity)"}
 _K_FEAT = {"k_feat": "number of most similar labels kept per feature"}
