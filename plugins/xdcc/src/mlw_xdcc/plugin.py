@@ -22,7 +22,10 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
                     "chain_length": "rounds of the dynamic chain (default: ceil(label "
                                     "cardinality) + 1, at most the number of labels)",
                     "cumulated": "Eq. 9: non-propagated labels take the max over rounds "
-                                 "(XDCC-cum); False: the last round's (XDCC-std)"},
+                                 "(XDCC-cum); False: the last round's (XDCC-std)",
+                    "propagation": "training labels propagated with in_sample predictions "
+                                   "(the paper's) or out_of_fold ones (an extension)",
+                    "propagation_folds": "folds of out_of_fold propagation (default 5)"},
         tags=mlw.LearnerTags(predicts_scores=True, joint=True, sparse_input=True,
                              allow_nan=True)))
     register(mlw.LearnerSpec(

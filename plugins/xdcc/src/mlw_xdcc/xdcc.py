@@ -72,6 +72,16 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
     ``chain_length``: number of rounds (``None``: the training label cardinality
     rounded up, plus one; never more than the number of labels).
 
+    ``propagation``: how the *training* instances' labels are propagated.
+    ``"in_sample"`` (default, the paper's): with the training predictions of the
+    round's booster, which has seen those rows, so the training label-features are
+    more often right than the test ones will be.  ``"out_of_fold"`` (an extension, not
+    in the paper): with the predictions of ``propagation_folds`` boosters, each fit on
+    the other folds of the training rows (same features, same separate-and-conquer mask,
+    the same quantile cuts) and predicting its held-out fold; the booster kept for
+    prediction is still the one fit on all rows, so prediction is unchanged and fit
+    costs ``propagation_folds + 1`` boosters per round.
+
     Examples
     --------
     >>> import numpy as np
@@ -90,9 +100,12 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
                  n_estimators: int = 100, max_depth: int = 6, learning_rate: float = 0.3,
                  reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0,
                  subsample: float = 1.0, colsample_bytree: float = 1.0,
-                 split: str = "sum_gain", max_bin: int = 256, random_state: int = 0) -> None:
+                 split: str = "sum_gain", max_bin: int = 256, random_state: int = 0,
+                 propagation: str = "in_sample", propagation_folds: int = 5) -> None:
         self.chain_length = chain_length
         self.cumulated = cumulated
+        self.propagation = propagation
+        self.propagation_folds = propagation_folds
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -116,17 +129,44 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
             if isinstance(c, bool) or int(c) != c or c < 1:
                 raise ValueError(f"chain_length must be a positive integer or None, got {c!r}")
         self.chain_length_ = int(min(c, L))
+        folds = self._propagation_folds(n)
         edges, edge_off = cuts_of(X, self.max_bin)
         B0 = bin_matrix(X, edges, edge_off)
+        if folds is not None:
+            k_folds = int(folds.max()) + 1
+            B0_in = [bin_matrix(X[folds != k], edges, edge_off) for k in range(k_folds)]
         state = ChainState(n, L)
         self.ensembles_: list[TreeEnsemble] = []
         for r in range(self.chain_length_):
+            seed = int(self.random_state) + r
             B = append_binary_block(B0, state.values)
-            ens, margin = fit_ensemble(B, Yd, params, seed=int(self.random_state) + r,
-                                       mask=1 - state.frozen)
+            ens, margin = fit_ensemble(B, Yd, params, seed=seed, mask=1 - state.frozen)
             self.ensembles_.append(ens)
-            state.step(_sigmoid(margin))
+            if folds is None:
+                state.step(_sigmoid(margin))
+                continue
+            P = np.empty((n, L))
+            for k in range(k_folds):
+                a, b = folds != k, folds == k
+                ens_k, _ = fit_ensemble(append_binary_block(B0_in[k], state.values[a]),
+                                        Yd[a], params, seed=seed, mask=1 - state.frozen[a])
+                P[b] = ens_k.predict_proba(augment(X[b], state.values[b]))
+            state.step(P)
         self.train_state_ = state
+
+    def _propagation_folds(self, n: int) -> np.ndarray | None:
+        """Fold id of each training row for out-of-fold propagation (None: in-sample)."""
+        if self.propagation == "in_sample":
+            return None
+        if self.propagation != "out_of_fold":
+            raise ValueError(f"propagation must be 'in_sample' or 'out_of_fold', "
+                             f"got {self.propagation!r}")
+        k = self.propagation_folds
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+            raise ValueError(f"propagation_folds must be an integer >= 2, got {k!r}")
+        if k > n:
+            raise ValueError(f"propagation_folds={k} is more than the {n} training rows")
+        return np.random.default_rng(self.random_state).permutation(n) % int(k)
 
     # -- prediction ------------------------------------------------------------------------
     def _states(self, X: Any) -> Iterator[ChainState]:
