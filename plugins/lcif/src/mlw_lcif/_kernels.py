@@ -54,6 +54,19 @@ def _insert_topk(best_idx, best_sim, count, k, cand, sim):
     return count
 
 
+@njit(cache=True)
+def _offer(best_idx, best_sim, count, k, worst, cand, sim, o_self, use_mask, allowed):
+    """Offer ``(cand, sim)`` to the top-k unless ``cand`` is the query itself (leave-one-
+    out) or masked out. Returns the new count and the similarity a later candidate must
+    reach (the k-th best once the list is full)."""
+    if cand == o_self or (use_mask and allowed[cand] == 0):
+        return count, worst
+    count = _insert_topk(best_idx, best_sim, count, k, cand, sim)
+    if count == k:
+        worst = best_sim[k - 1]
+    return count, worst
+
+
 @njit(parallel=True, cache=True)
 def knn_search(q_indptr, q_indices, q_data, q_norms,
                t_col_indptr, t_col_rows, t_col_data, t_norms,
@@ -120,11 +133,8 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
                     acc[r] = 0.0
                     if s < worst or s <= 0.0:
                         continue
-                    if r == o_self or (use_mask and allowed[r] == 0):
-                        continue
-                    count = _insert_topk(bi, bs, count, k, r, s)
-                    if count == k:
-                        worst = bs[k - 1]
+                    count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
+                                          allowed)
             else:
                 worst = 0.0
                 nt = 0
@@ -146,11 +156,8 @@ def knn_search(q_indptr, q_indices, q_data, q_norms,
                     s = d * inv_nq * t_inv[r]
                     if s < worst or s <= 0.0:
                         continue
-                    if r == o_self or (use_mask and allowed[r] == 0):
-                        continue
-                    count = _insert_topk(bi, bs, count, k, r, s)
-                    if count == k:
-                        worst = bs[k - 1]
+                    count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
+                                          allowed)
             for q in range(count):
                 idx[i, q] = bi[q]
                 sim[i, q] = bs[q]
@@ -282,12 +289,8 @@ def knn_search_binary(q_indptr, q_indices, own, tile_indptr, tile_rows, t_inv, b
                                 s = float(cr) * inv_nq * t_inv[r]
                                 if s < worst:
                                     continue
-                                o = perm[r]
-                                if o == o_self or (use_mask and allowed[o] == 0):
-                                    continue
-                                ci = _insert_topk(bir, bsr, ci, k, o, s)
-                                if ci == k:
-                                    worst = bsr[k - 1]
+                                ci, worst = _offer(bir, bsr, ci, k, worst, perm[r], s,
+                                                   o_self, use_mask, allowed)
                         cnt[:] = 0
                     else:
                         # sparse: visit only the rows touched
@@ -308,12 +311,8 @@ def knn_search_binary(q_indptr, q_indices, own, tile_indptr, tile_rows, t_inv, b
                             s = float(cr) * inv_nq * t_inv[r]
                             if s < worst:
                                 continue
-                            o = perm[r]
-                            if o == o_self or (use_mask and allowed[o] == 0):
-                                continue
-                            ci = _insert_topk(bir, bsr, ci, k, o, s)
-                            if ci == k:
-                                worst = bsr[k - 1]
+                            ci, worst = _offer(bir, bsr, ci, k, worst, perm[r], s, o_self,
+                                               use_mask, allowed)
                     count[qi] = ci
                     cms[qi] = cm
             for qi in range(nqb):
