@@ -188,65 +188,48 @@ def evaluate_choice(best: dict, Xtr, Ytr, Xte, Yte, seed: int, log) -> dict:
     return out
 
 
-def run_dataset(name: str, grid_name: str, seed: int, log, emit) -> None:
-    grid = GRIDS[grid_name]
+def _data(name: str, seed: int) -> tuple[tuple, list[tuple]]:
+    """``((X, Y) the tuning sees, [(X_train, Y_train, X_test, Y_test), ...])``: the Mulan
+    split, or medical's ten folds (tuned once, on the first fold's train part)."""
     if name == "medical":
         from sklearn.model_selection import KFold
 
         ds = mlw.load_dataset(MULAN / "medical.arff")
         X, Y = ds.X, dense(ds.Y)
         folds = list(KFold(10, shuffle=True, random_state=seed).split(X))
-        tr0 = folds[0][0]
-        split = None
-        for fam in FAMILIES:
-            best = tune(fam, grid, X[tr0], Y[tr0], seed, log,
-                        split=split if grid_name in XDCC_SPLIT_FROM_ML else None,
-                        xdcc_rounds=XDCC_ROUNDS.get(grid_name))
-            if fam == "ML-XGB":
-                split = best["ML-XGB"][1]["split"]
-            per_fold = []
-            for k, (a, b) in enumerate(folds):
-                log(f"  {fam} fold {k}")
-                per_fold.append(evaluate_choice(best, X[a], Y[a], X[b], Y[b], seed, log))
-            res = {v: {m: float(np.mean([f[v][m] for f in per_fold]))
-                       for m in (*MEASURES, "empty_rate")} for v in per_fold[0]}
-            for v in res:
-                res[v]["chosen"] = best[v][1]
-                res[v]["val_f1_example"] = best[v][0]
-            emit(name, fam, res)
-        return
+        return (X[folds[0][0]], Y[folds[0][0]]), [(X[a], Y[a], X[b], Y[b]) for a, b in folds]
     tr = mlw.load_dataset(MULAN / f"{name}-train.arff")
     te = mlw.load_dataset(MULAN / f"{name}-test.arff")
-    Xtr, Ytr, Xte, Yte = tr.X, dense(tr.Y), te.X, dense(te.Y)
+    Ytr = dense(tr.Y)
+    return (tr.X, Ytr), [(tr.X, Ytr, te.X, dense(te.Y))]
+
+
+def _evaluate(best: dict, splits: list[tuple], seed: int, log) -> dict:
+    """The chosen settings refit and scored on every split; measures averaged."""
+    per_split = []
+    for k, (Xa, Ya, Xb, Yb) in enumerate(splits):
+        if len(splits) > 1:
+            log(f"  fold {k}")
+        per_split.append(evaluate_choice(best, Xa, Ya, Xb, Yb, seed, log))
+    res = {v: {m: float(np.mean([f[v][m] for f in per_split]))
+               for m in (*MEASURES, "empty_rate")} for v in per_split[0]}
+    for v in res:
+        res[v]["chosen"] = best[v][1]
+        res[v]["val_f1_example"] = best[v][0]
+    return res
+
+
+def run_dataset(name: str, grid_name: str, seed: int, log, emit) -> None:
+    grid = GRIDS[grid_name]
+    (Xt, Yt), splits = _data(name, seed)
     split = None
     for fam in FAMILIES:
-        best = tune(fam, grid, Xtr, Ytr, seed, log,
+        best = tune(fam, grid, Xt, Yt, seed, log,
                     split=split if grid_name in XDCC_SPLIT_FROM_ML else None,
                     xdcc_rounds=XDCC_ROUNDS.get(grid_name))
         if fam == "ML-XGB":
             split = best["ML-XGB"][1]["split"]
-        emit(name, fam, evaluate_choice(best, Xtr, Ytr, Xte, Yte, seed, log))
-
-
-def _data(name: str, seed: int):
-    """(X, Y, [(train rows, test rows), ...], rows the tuning sees): the Mulan split, or
-    medical's ten folds (tuned on the first fold's train part)."""
-    if name == "medical":
-        from sklearn.model_selection import KFold
-
-        ds = mlw.load_dataset(MULAN / "medical.arff")
-        X, Y = ds.X, dense(ds.Y)
-        folds = list(KFold(10, shuffle=True, random_state=seed).split(X))
-        return X, Y, folds, folds[0][0]
-    tr = mlw.load_dataset(MULAN / f"{name}-train.arff")
-    te = mlw.load_dataset(MULAN / f"{name}-test.arff")
-    n_tr = tr.X.shape[0]
-    import scipy.sparse as sp
-
-    X = sp.vstack([tr.X, te.X]).tocsr() if sp.issparse(tr.X) else np.vstack([tr.X, te.X])
-    Y = np.vstack([dense(tr.Y), dense(te.Y)])
-    idx = np.arange(X.shape[0])
-    return X, Y, [(idx[:n_tr], idx[n_tr:])], idx[:n_tr]
+        emit(name, fam, _evaluate(best, splits, seed, log))
 
 
 def refine_xdcc_split(name: str, seed: int, log, emit, out: Path) -> None:
@@ -257,7 +240,7 @@ def refine_xdcc_split(name: str, seed: int, log, emit, out: Path) -> None:
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     prev = [r for r in recs if r["dataset"] == name and r["family"] == "XDCC"][-1]["results"]
     best = {v: (r["val_f1_example"], dict(r["chosen"])) for v, r in prev.items()}
-    X, Y, folds, tune_rows = _data(name, seed)
+    (Xt, Yt), splits = _data(name, seed)
     bases = {}
     for _, cfg in best.values():
         key = (cfg["n_estimators"], cfg["max_depth"], cfg["learning_rate"])
@@ -265,16 +248,10 @@ def refine_xdcc_split(name: str, seed: int, log, emit, out: Path) -> None:
     for (r, d, e), done in bases.items():
         grid = dict(n_estimators=[r], max_depth=[d], learning_rate=[e],
                     split=[s for s in ALL_SPLITS if s not in done])
-        more = tune("XDCC", grid, X[tune_rows], Y[tune_rows], seed, log)
-        for v, (f, cfg) in more.items():
+        for v, (f, cfg) in tune("XDCC", grid, Xt, Yt, seed, log).items():
             if f > best[v][0]:
                 best[v] = (f, cfg)
-    per_fold = [evaluate_choice(best, X[a], Y[a], X[b], Y[b], seed, log) for a, b in folds]
-    res = {v: {m: float(np.mean([f[v][m] for f in per_fold]))
-               for m in (*MEASURES, "empty_rate")} for v in per_fold[0]}
-    for v in res:
-        res[v]["chosen"] = best[v][1]
-        res[v]["val_f1_example"] = best[v][0]
+    res = _evaluate(best, splits, seed, log)
     emit(name, "XDCC", res)
 
 
