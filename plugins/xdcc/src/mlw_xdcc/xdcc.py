@@ -133,8 +133,8 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
         edges, edge_off = cuts_of(X, self.max_bin)
         B0 = bin_matrix(X, edges, edge_off)
         if folds is not None:
-            k_folds = int(folds.max()) + 1
-            B0_in = [bin_matrix(X[folds != k], edges, edge_off) for k in range(k_folds)]
+            B0_in = [bin_matrix(X[folds != k], edges, edge_off)
+                     for k in range(self.propagation_folds)]
         state = ChainState(n, L)
         self.ensembles_: list[TreeEnsemble] = []
         for r in range(self.chain_length_):
@@ -146,7 +146,7 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
                 state.step(_sigmoid(margin))
                 continue
             P = np.empty((n, L))
-            for k in range(k_folds):
+            for k in range(self.propagation_folds):
                 a, b = folds != k, folds == k
                 ens_k, _ = fit_ensemble(append_binary_block(B0_in[k], state.values[a]),
                                         Yd[a], params, seed=seed, mask=1 - state.frozen[a])
