@@ -38,7 +38,7 @@ def test_builtin_plugins_come_first_and_register_through_the_hooks(install_plugi
     assert names[:3] == ["mlw.loaders", "mlw.metrics", "mlw.thresholds"]
     assert {"fixed", "pcut", "cardinality", "one_threshold"} <= set(
         _info(pm, "mlw.thresholds").registers["threshold"])
-    assert all(i.builtin and i.distribution == "mlw" for i in pm.plugins()[:3])
+    assert all(i.builtin and i.distribution == "mlw-core" for i in pm.plugins()[:3])
 
 
 def test_plugin_failing_to_import_is_broken_and_the_rest_works(install_plugins) -> None:

@@ -72,7 +72,7 @@ def test_round_trip_keeps_predictions_and_records_versions(pm, tmp_path) -> None
     assert header["learner"] == "persist_freq"
     assert header["learner_distribution"] == "mlw-persist"
     assert header["params"] == {"threshold": "fixed", "alpha": 0.5}
-    assert header["mlw_version"] == pm.versions()["mlw"]
+    assert header["mlw_version"] == pm.versions()["mlw-core"]
     assert header["plugins"]["mlw-persist"] == "1.2.3"
     assert header["metadata"] == {"dataset": "toy", "n": 30}
     assert path.read_bytes().startswith(b"MLWMODEL\n")
@@ -86,7 +86,7 @@ def _versions(monkeypatch, pm, **changes) -> None:
     monkeypatch.setattr(type(pm), "versions", lambda self: dict(current))
 
 
-@pytest.mark.parametrize("changes", [{"mlw": "0.1.7"}, {"mlw": "0.2.0"},
+@pytest.mark.parametrize("changes", [{"mlw-core": "0.1.7"}, {"mlw-core": "0.2.0"},
                                      {"mlw-persist": "1.3.0"}, {"mlw-persist": "1.2.4"}])
 def test_minor_or_patch_change_warns(pm, tmp_path, monkeypatch, changes) -> None:
     path = save_model(_fitted(), tmp_path / "m.mlw")
@@ -96,7 +96,7 @@ def test_minor_or_patch_change_warns(pm, tmp_path, monkeypatch, changes) -> None
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"mlw": "1.0.0"}, "saved with mlw 0.1.0, but 1.0.0 is installed (a different major"),
+    ({"mlw-core": "1.0.0"}, "saved with mlw-core 0.1.0, but 1.0.0 is installed (a different major"),
     ({"mlw-persist": "2.0.0"}, "saved with mlw-persist 1.2.3, but 2.0.0 is installed"),
     ({"mlw-persist": None}, "needs the plugin distribution 'mlw-persist' (version 1.2.3), "
                             "which is not installed"),

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from mlw._atomic import atomic_write
-from mlw.plugins import get_plugin_manager
+from mlw.plugins import CORE_DISTRIBUTION, get_plugin_manager
 
 __all__ = [
     "ModelFileError",
@@ -112,7 +112,7 @@ def save_model(model: Any, path: str | os.PathLike[str], *,
     params = model.get_params(deep=False) if hasattr(model, "get_params") else {}
     header = {
         "format": FORMAT_VERSION,
-        "mlw_version": pm.versions()["mlw"],
+        "mlw_version": pm.versions()[CORE_DISTRIBUTION],
         "plugins": pm.versions(),
         "learner": name,
         "learner_class": f"{type(model).__module__}.{type(model).__qualname__}",
@@ -164,9 +164,9 @@ def check_versions(header: dict[str, Any], path: Path) -> None:
     """Refuse (major version change, plugin missing) or warn (minor/patch change)."""
     pm = get_plugin_manager()
     current = pm.versions()
-    needed: dict[str, str | None] = {"mlw": header.get("mlw_version")}
+    needed: dict[str, str | None] = {CORE_DISTRIBUTION: header.get("mlw_version")}
     dist = header.get("learner_distribution")
-    if dist and dist != "mlw":
+    if dist and dist not in (CORE_DISTRIBUTION, "mlw"):
         needed[dist] = header.get("plugins", {}).get(dist)
     for dist_name, saved in needed.items():
         if dist_name not in current:

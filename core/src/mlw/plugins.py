@@ -40,6 +40,9 @@ from mlw.registry import (
 )
 
 ENTRY_POINT_GROUP = "mlw"
+#: The core's distribution name on the package index (the import package is ``mlw``;
+#: the name ``mlw`` on the index belongs to an unrelated project).
+CORE_DISTRIBUTION = "mlw-core"
 DISABLE_ENV = "MLW_DISABLE_PLUGINS"
 
 #: Internal plugins: registered through the same hooks as third-party ones.
@@ -95,7 +98,7 @@ class PluginInfo:
 
 def _mlw_version() -> str:
     try:
-        return metadata.version("mlw")
+        return metadata.version(CORE_DISTRIBUTION)
     except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0+unknown"
 
@@ -133,7 +136,7 @@ class PluginManager:
         self._lock = threading.RLock()
         for modname in DEFAULT_PLUGINS:
             self.register(importlib.import_module(modname), name=_builtin_name(modname),
-                          distribution="mlw", version=_mlw_version(), builtin=True)
+                          distribution=CORE_DISTRIBUTION, version=_mlw_version(), builtin=True)
         if entry_points:
             self._load_entry_points()
 
@@ -336,7 +339,7 @@ class PluginManager:
 
     def versions(self) -> dict[str, str | None]:
         """Distribution versions of mlw and every loaded plugin (recorded in saved models)."""
-        out: dict[str, str | None] = {"mlw": _mlw_version()}
+        out: dict[str, str | None] = {CORE_DISTRIBUTION: _mlw_version()}
         for info in self.plugins():
             if not info.builtin and info.distribution:
                 out[info.distribution] = info.version
