@@ -95,3 +95,19 @@ def test_br_threshold_strategies(data, threshold):
     if threshold == "cardinality":
         t = br.threshold_.threshold_
         assert np.all(P[S >= t] == 1)
+
+
+def test_br_log_proba_of_is_the_product_of_independent_marginals(data):
+    Xtr, Ytr, Xte, Yte = data
+    br = BinaryRelevance().fit(Xtr, Ytr)
+    P = br.predict_proba(Xte)
+    expected = np.log(np.where(Yte == 1, P, 1 - P)).sum(axis=1)
+    np.testing.assert_allclose(br.log_proba_of(Xte, Yte), expected, rtol=1e-12)
+    # a joint distribution: summed over all 2^L label vectors it is 1
+    L = Ytr.shape[1]
+    grid = ((np.arange(2 ** L)[:, None] >> np.arange(L)) & 1).astype(np.uint8)
+    total = sum(np.exp(br.log_proba_of(Xte[:3], np.tile(v, (3, 1)))) for v in grid)
+    np.testing.assert_allclose(total, 1.0, rtol=1e-12)
+    # and evaluation reports cll_loss for it
+    result = mlw.evaluate(Yte, br.predict(Xte), log_proba=br.log_proba_of(Xte, Yte))
+    assert result["cll_loss"] == pytest.approx(-expected.sum())

@@ -104,7 +104,7 @@ def test_bad_base_estimator(data, cls):
         cls(base_estimator=42).fit(X, Y)
 
 
-@pytest.mark.parametrize("name", ["cc", "lp", "pcc"])
+@pytest.mark.parametrize("name", ["br", "cc", "lp", "pcc"])
 def test_log_proba_of_rejects_bad_label_matrices(data, name):
     X, Y = data
     model = mlw.get_learner(name).fit(X, Y)

@@ -33,7 +33,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "random_state": "seed of randomised shortcut classifiers (trees, forests, SVC)",
             "n_jobs": _N_JOBS,
         },
-        tags=mlw.LearnerTags(predicts_scores=True, joint=False, log_proba=False,
+        tags=mlw.LearnerTags(predicts_scores=True, joint=False, log_proba=True,
                              sparse_input=True),
     ))
     register(mlw.LearnerSpec(
