@@ -7,14 +7,15 @@ quality of both, the numba threading layer and thread count of the LCIF side and
 machine's load average before and after each side (run it at normal priority, with
 ``NUMBA_NUM_THREADS`` = the number of cores; scikit-learn uses ``n_jobs=-1``).
 
-IMDB's features are 0/1 word indicators, so ``lcif`` takes its binary kNN kernel
-(``mlw_lcif._kernels.knn_search_binary``). The timed ``lcif`` uses its defaults, so its
-cardinality threshold is fitted on the leave-one-out scores of a seeded subsample of
-20,000 training rows (``threshold_sample=20000``); the same child then also fits with
-``threshold_sample=None`` (all 72,551 rows, the paper's exact procedure) and that
-figure, its ratio and its quality are printed too. Besides wall-clock times, each side's
-process CPU time for fit + predict (all its threads) is printed with its ratio: on a
-shared machine the wall-clock ratio moves with the other jobs' load, the CPU ratio less.
+IMDB's features are 0/1 word indicators, so ``lcif`` takes the binary kNN kernel of the
+core's shared kNN (``mlw.neighbors._kernels.knn_search_binary``). The timed ``lcif``
+uses its defaults, so its cardinality threshold is fitted on the leave-one-out scores of
+a seeded subsample of 20,000 training rows (``threshold_sample=20000``); the same child
+then also fits with ``threshold_sample=None`` (all 72,551 rows, the paper's exact
+procedure) and that figure, its ratio and its quality are printed too. Besides
+wall-clock times, each side's process CPU time for fit + predict (all its threads) is
+printed with its ratio: on a shared machine the wall-clock ratio moves with the other jobs'
+load, the CPU ratio less.
 
     python benchmarks/bench_lcif_imdb.py [--k 15] [--cv 10] [--skip-peer]
 

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import mlw
+from mlw.neighbors import NeighborIndex
 from mlw_lcif import _prep as P
 from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
 
@@ -84,7 +85,7 @@ class _LCIFBase(mlw.MultiLabelLearner):
         self.scaler_ = feature_scaler(self.feature_norm_).fit(X)
         Xs = self.scaler_.transform(X)
         self.Xs_ = Xs
-        self.index_ = P.InvertedIndex(Xs)
+        self.index_ = NeighborIndex(Xs)
         if self._kind == "lcif2":
             self.votes_ = P.second_order_scores(Xs, Ycsr, self.k_ins_)
         else:
@@ -102,8 +103,9 @@ class _LCIFBase(mlw.MultiLabelLearner):
         training row ``i + self_offset`` and is left out of its own neighbourhood
         (with ``own``, query i is training row ``own[i]``)."""
         if self.lam_ > 0.0:
-            nbr_idx, nbr_sim = P.knn(Qs, self.index_, self.k_ins_, self_offset=self_offset,
-                                     own=own)
+            if own is None and self_offset >= 0:
+                own = np.arange(self_offset, self_offset + Qs.shape[0], dtype=np.int64)
+            nbr_idx, nbr_sim = self.index_.query(Qs, k=self.k_ins_, exclude=own)
         else:
             nbr_idx = np.full((Qs.shape[0], 1), -1, dtype=np.int32)
             nbr_sim = np.zeros((Qs.shape[0], 1))
@@ -169,7 +171,7 @@ class _LCIFBase(mlw.MultiLabelLearner):
 
         check_is_fitted(self, "n_labels_")
         Qs = self.scaler_.transform(self._validate_X(X, reset=False))
-        return P.knn(Qs, self.index_, self.k_ins_)
+        return self.index_.query(Qs, k=self.k_ins_)
 
 
 class LCIF(_LCIFBase):

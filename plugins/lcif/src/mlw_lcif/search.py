@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw.neighbors import NeighborIndex
 from mlw_lcif import _kernels as K
 from mlw_lcif import _prep as P
 
@@ -57,7 +58,7 @@ def _folds(Y: sp.csr_matrix, n_folds: int, seed: int) -> np.ndarray:
 
 
 def _fold_lists(idx: np.ndarray, sim: np.ndarray, drop: np.ndarray, k: int,
-                M: sp.csr_matrix, index: P.InvertedIndex,
+                M: sp.csr_matrix, index: NeighborIndex,
                 exclude_self: bool) -> tuple[np.ndarray, np.ndarray]:
     """Neighbours among the rows not in ``drop``; rows whose cached list ran out are
     recomputed exactly."""
@@ -67,7 +68,7 @@ def _fold_lists(idx: np.ndarray, sim: np.ndarray, drop: np.ndarray, k: int,
         mask = allowed.copy()
         if exclude_self:
             mask[r] = 0
-        i1, s1 = P.knn(M[r:r + 1], index, k, allowed=mask)
+        i1, s1 = index.query(M[r:r + 1], k=k, allowed=mask)
         fi[r], fs[r] = i1[0], s1[0]
     return fi, fs
 
@@ -109,13 +110,13 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
     T, coarse, fine = _threshold_grid()
     kmax, kfmax = max(kins), max(kfeat)
     big = min(n - 1, 2 * kmax + 10)
-    index = P.InvertedIndex(Xs)
+    index = NeighborIndex(Xs)
     if uses_ins:
-        nb_idx, nb_sim = P.knn(Xs, index, max(big, 1), self_offset=0)
+        nb_idx, nb_sim = index.query(k=max(big, 1), exclude_self=True)
     if kind == "lcif2":
         Z = sim_all = P.sim_all_matrix(Xs, Y)
-        zindex = P.InvertedIndex(Z)
-        z_idx, z_sim = P.knn(Z, zindex, min(n, 2 * kmax + 10))
+        zindex = NeighborIndex(Z)
+        z_idx, z_sim = zindex.query(k=min(n, 2 * kmax + 10), exclude_self=False)
     dummy_i = np.full((n, 1), -1, dtype=np.int32)
     dummy_s = np.zeros((n, 1))
     no_fl_i = np.full((Xs.shape[1], 1), -1, dtype=np.int32)

@@ -1,0 +1,434 @@
+"""Numba kernels of :mod:`mlw.neighbors`: exact k-nearest-neighbour search.
+
+Plain functions over arrays (CSR/CSC as ``indptr, indices, data``), ``@njit(cache=True)``,
+no Python objects and no validation: :class:`mlw.neighbors.NeighborIndex` validates.
+Parallel kernels split the queries into ``n_chunks`` chunks run with ``prange``; each
+chunk allocates its accumulators once, so memory is ``n_chunks × n_index`` plus the
+``(n_queries, k)`` outputs, never ``n_queries × n_index``.
+
+Every kernel keeps, per query, the k best candidates by a *score* that is larger for a
+nearer row: the cosine similarity, or minus the squared Euclidean distance. Ties are
+broken by the lower row index, so results are deterministic whatever the order in which
+candidates are visited. Cosine keeps only positive similarities (a row sharing no
+feature with the query is no neighbour); Euclidean keeps every row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+#: ``metric`` codes of the kernels.
+COSINE = 0
+EUCLIDEAN = 1
+
+
+@njit(cache=True)
+def row_sq_norms(indptr, data):
+    """Sum of squares of every CSR row (sequential, in index order)."""
+    n = indptr.shape[0] - 1
+    out = np.zeros(n, dtype=np.float64)
+    for i in range(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * data[p]
+        out[i] = s
+    return out
+
+
+@njit(cache=True)
+def dense_row_sq_norms(X):
+    """:func:`row_sq_norms` of a dense matrix: the same sums (zeros add nothing), so a
+    row has the same norm dense or CSR."""
+    n, d = X.shape
+    out = np.zeros(n, dtype=np.float64)
+    for i in range(n):
+        s = 0.0
+        for j in range(d):
+            v = X[i, j]
+            if v != 0.0:
+                s += v * v
+        out[i] = s
+    return out
+
+
+@njit(cache=True)
+def row_norms(indptr, data):
+    """Euclidean norm of every CSR row: the square root of :func:`row_sq_norms`."""
+    return np.sqrt(row_sq_norms(indptr, data))
+
+
+@njit(cache=True)
+def _inverse_norms(sq):
+    """1/|t| from the squared norms (0 for an all-zero row)."""
+    out = np.zeros(sq.shape[0], dtype=np.float64)
+    for r in range(sq.shape[0]):
+        if sq[r] > 0.0:
+            out[r] = 1.0 / np.sqrt(sq[r])
+    return out
+
+
+@njit(cache=True)
+def _insert_topk(best_idx, best_sim, count, k, cand, sim):
+    """Insert ``(cand, sim)`` into the sorted top-k arrays (sim desc, index asc).
+    Returns the new count."""
+    if count == k:
+        ws = best_sim[k - 1]
+        if sim < ws or (sim == ws and cand > best_idx[k - 1]):
+            return count
+        pos = k - 1
+    else:
+        pos = count
+        count += 1
+    while pos > 0:
+        ps = best_sim[pos - 1]
+        if ps > sim or (ps == sim and best_idx[pos - 1] < cand):
+            break
+        best_sim[pos] = ps
+        best_idx[pos] = best_idx[pos - 1]
+        pos -= 1
+    best_sim[pos] = sim
+    best_idx[pos] = cand
+    return count
+
+
+@njit(cache=True)
+def _offer(best_idx, best_sim, count, k, worst, cand, sim, o_self, use_mask, allowed):
+    """Offer ``(cand, sim)`` to the top-k unless ``cand`` is the query's excluded row
+    (leave-one-out) or masked out. Returns the new count and the score a later candidate
+    must reach (the k-th best once the list is full)."""
+    if cand == o_self or (use_mask and allowed[cand] == 0):
+        return count, worst
+    count = _insert_topk(best_idx, best_sim, count, k, cand, sim)
+    if count == k:
+        worst = best_sim[k - 1]
+    return count, worst
+
+
+@njit(parallel=True, cache=True)
+def knn_search(q_indptr, q_indices, q_data, q_sq,
+               t_col_indptr, t_col_rows, t_col_data, t_sq, t_order,
+               k, own, allowed, n_chunks, metric):
+    """The k nearest indexed rows of every CSR query row, through an inverted index.
+
+    Parameters
+    ----------
+    q_* : CSR of the queries (sorted indices) and their squared row norms.
+    t_col_* : CSC of the indexed rows (the inverted index feature → rows).
+    t_sq : squared norms of the indexed rows (:func:`row_sq_norms`).
+    t_order : the indexed rows by increasing norm (stable); Euclidean only (rows that share
+        no feature with a query are visited in this order), may be empty for cosine.
+    k : number of neighbours.
+    own : int64 per query: query ``i`` never has indexed row ``own[i]`` (leave-one-out
+        when the queries are indexed rows); -1 for none.
+    allowed : uint8 mask of usable indexed rows, or an empty array for all rows.
+    n_chunks : number of query chunks run in parallel.
+    metric : :data:`COSINE` or :data:`EUCLIDEAN`.
+
+    Returns
+    -------
+    idx : int32 (n_queries, k), -1 where fewer than k rows qualify.
+    score : float64 (n_queries, k): cosine similarity, or minus the squared Euclidean
+        distance; 0 where idx is -1.
+
+    Dot products are accumulated per query into one float64 accumulator per chunk; a
+    query whose postings touch at least half the rows scans all rows afterwards
+    (branch-light), otherwise only the rows it touched. For Euclidean, the rows it did
+    not touch (dot product 0) are then offered in increasing norm until none can enter.
+    """
+    n_q = q_indptr.shape[0] - 1
+    n_t = t_sq.shape[0]
+    use_mask = allowed.shape[0] == n_t
+    cos = metric == COSINE
+    t_inv = _inverse_norms(t_sq)
+    idx = np.full((n_q, k), -1, dtype=np.int32)
+    sim = np.zeros((n_q, k), dtype=np.float64)
+    chunk = (n_q + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        start = c * chunk
+        stop = min(n_q, start + chunk)
+        if start >= stop:
+            continue
+        acc = np.zeros(n_t, dtype=np.float64)
+        seen = np.zeros(n_t, dtype=np.uint8)
+        touched = np.empty(n_t, dtype=np.int32)
+        bi = np.empty(k, dtype=np.int32)
+        bs = np.empty(k, dtype=np.float64)
+        for i in range(start, stop):
+            nq2 = q_sq[i]
+            if cos and nq2 == 0.0:
+                continue
+            inv_nq = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
+            o_self = own[i]
+            count = 0
+            work = 0
+            for p in range(q_indptr[i], q_indptr[i + 1]):
+                j = q_indices[p]
+                work += t_col_indptr[j + 1] - t_col_indptr[j]
+            # a candidate must beat `worst`: cosine similarities must be positive
+            worst = 0.0 if cos else -np.inf
+            if 2 * work >= n_t:
+                # dense mode: most rows are touched, so scan them all afterwards
+                for p in range(q_indptr[i], q_indptr[i + 1]):
+                    j = q_indices[p]
+                    v = q_data[p]
+                    for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
+                        acc[t_col_rows[pp]] += v * t_col_data[pp]
+                for r in range(n_t):
+                    if cos:
+                        s = acc[r] * inv_nq * t_inv[r]
+                        acc[r] = 0.0
+                        if s < worst or s <= 0.0:
+                            continue
+                    else:
+                        s = -(nq2 + t_sq[r] - 2.0 * acc[r])
+                        acc[r] = 0.0
+                        if s < worst:
+                            continue
+                    count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
+                                          allowed)
+            else:
+                nt = 0
+                for p in range(q_indptr[i], q_indptr[i + 1]):
+                    j = q_indices[p]
+                    v = q_data[p]
+                    for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
+                        r = t_col_rows[pp]
+                        if seen[r] == 0:
+                            seen[r] = 1
+                            touched[nt] = r
+                            nt += 1
+                        acc[r] += v * t_col_data[pp]
+                for q in range(nt):
+                    r = touched[q]
+                    d = acc[r]
+                    acc[r] = 0.0
+                    if cos:
+                        seen[r] = 0
+                        s = d * inv_nq * t_inv[r]
+                        if s < worst or s <= 0.0:
+                            continue
+                    else:
+                        s = -(nq2 + t_sq[r] - 2.0 * d)
+                        if s < worst:
+                            continue
+                    count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
+                                          allowed)
+                if not cos:
+                    # untouched rows: dot product 0, nearest first by norm
+                    for q in range(n_t):
+                        r = t_order[q]
+                        if seen[r]:
+                            continue
+                        s = -(nq2 + t_sq[r] - 2.0 * 0.0)
+                        if count == k and s < worst:
+                            break
+                        count, worst = _offer(bi, bs, count, k, worst, r, s, o_self,
+                                              use_mask, allowed)
+                    for q in range(nt):
+                        seen[touched[q]] = 0
+            for q in range(count):
+                idx[i, q] = bi[q]
+                sim[i, q] = bs[q]
+    return idx, sim
+
+
+@njit(parallel=True, cache=True)
+def topk_from_products(G, q_sq, t_sq, k, own, allowed, n_chunks, metric):
+    """The k nearest indexed rows of each query from the dense dot products
+    ``G = Q @ T.T`` (computed by BLAS in the wrapper): the scores of :func:`knn_search`
+    (cosine ``G * (1/|q|) * (1/|t|)``, positive only; or ``-(|q|² + |t|² - 2G)``),
+    the same tie order and the same ``own``/``allowed`` exclusions."""
+    n_q, n_t = G.shape
+    use_mask = allowed.shape[0] == n_t
+    cos = metric == COSINE
+    t_inv = _inverse_norms(t_sq)
+    idx = np.full((n_q, k), -1, dtype=np.int32)
+    sim = np.zeros((n_q, k), dtype=np.float64)
+    chunk = (n_q + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        start = c * chunk
+        stop = min(n_q, start + chunk)
+        bi = np.empty(k, dtype=np.int32)
+        bs = np.empty(k, dtype=np.float64)
+        for i in range(start, stop):
+            nq2 = q_sq[i]
+            if cos and nq2 == 0.0:
+                continue
+            inv_nq = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
+            o_self = own[i]
+            count = 0
+            worst = 0.0 if cos else -np.inf
+            for r in range(n_t):
+                if cos:
+                    s = G[i, r] * inv_nq * t_inv[r]
+                    if s < worst or s <= 0.0:
+                        continue
+                else:
+                    s = -(nq2 + t_sq[r] - 2.0 * G[i, r])
+                    if s < worst:
+                        continue
+                count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
+                                      allowed)
+            for q in range(count):
+                idx[i, q] = bi[q]
+                sim[i, q] = bs[q]
+    return idx, sim
+
+
+# -- binary data: integer overlap counts, indexed rows tiled and sorted by length -------------
+
+#: Rows per block of the binary kernel's scan: 64 one-byte counts, tested 8 bytes at a time.
+BINARY_BLOCK = 64
+_HIGH = np.uint64(0x8080808080808080)
+_ONES = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, inline="always")
+def _block_has_count(w, base, t):
+    """Whether one of the 64 byte counts ``w[base:base + 8]`` (uint64 words) is >= t, for
+    counts <= 127 and 1 <= t <= 128: adding 128 - t to each byte sets its high bit exactly
+    when the byte is >= t, and never carries into the next byte."""
+    kk = np.uint64(128 - t) * _ONES
+    x = ((w[base] + kk) | (w[base + 1] + kk) | (w[base + 2] + kk) | (w[base + 3] + kk)
+         | (w[base + 4] + kk) | (w[base + 5] + kk) | (w[base + 6] + kk) | (w[base + 7] + kk))
+    return (x & _HIGH) != np.uint64(0)
+
+
+@njit(cache=True, inline="always")
+def _min_count(cm, m, inv_nq, blk_inv, worst):
+    """The smallest overlap count >= cm whose similarity bound ``c * inv_nq * blk_inv``
+    reaches ``worst`` (m + 1 when none <= m does). Rounding is monotone, so a row of the
+    block (inverse norm <= blk_inv) with a smaller count has a similarity < worst."""
+    while cm <= m and float(cm) * inv_nq * blk_inv < worst:
+        cm += 1
+    return cm
+
+
+@njit(parallel=True, cache=True)
+def knn_search_binary(q_indptr, q_indices, own, tile_indptr, tile_rows, t_inv, blk_inv, perm,
+                      k, allowed, n_chunks, tile, q_block):
+    """Cosine :func:`knn_search` for 0/1 data (every stored value 1), exactly: same
+    neighbours, similarities (``float(count) * (1/|q|) * (1/|t|)``, as the general
+    kernel computes them) and tie order.
+
+    The indexed rows are renumbered by decreasing inverse norm (``perm[r]`` is the
+    original index of renumbered row r, all-zero rows last) and cut into tiles of ``tile``
+    rows, each with its own inverted index of uint16 local row numbers (``tile_indptr``
+    (n_tiles, n_features + 1) into ``tile_rows``). A query counts its overlaps with the
+    rows of one tile in a small uint8 accumulator (cache resident), then scans the tile in
+    blocks of 64 rows: once it has k neighbours, a block is skipped when no count in it can
+    reach the k-th similarity (``blk_inv`` is the largest inverse norm of each block; a
+    word-parallel test checks 8 counts at once), and a query stops early when no row left
+    can. ``q_block`` queries go through the tiles together. Queries must have at most 255
+    non-zeros (the wrapper routes longer ones to :func:`knn_search`).
+    """
+    n_q = q_indptr.shape[0] - 1
+    n_t = t_inv.shape[0]
+    n_tiles = tile_indptr.shape[0]
+    use_mask = allowed.shape[0] == n_t
+    idx = np.full((n_q, k), -1, dtype=np.int32)
+    sim = np.zeros((n_q, k), dtype=np.float64)
+    chunk = (n_q + n_chunks - 1) // n_chunks
+    for c in prange(n_chunks):
+        start = c * chunk
+        stop = min(n_q, start + chunk)
+        if start >= stop:
+            continue
+        cnt = np.zeros(tile, dtype=np.uint8)
+        w = cnt.view(np.uint64)
+        touched = np.empty(tile, dtype=np.int32)
+        bi = np.empty((q_block, k), dtype=np.int32)
+        bs = np.zeros((q_block, k), dtype=np.float64)
+        count = np.zeros(q_block, dtype=np.int64)
+        cms = np.ones(q_block, dtype=np.int64)
+        done = np.zeros(q_block, dtype=np.uint8)
+        for s0 in range(start, stop, q_block):
+            nqb = min(stop, s0 + q_block) - s0
+            for qi in range(nqb):
+                count[qi] = 0
+                cms[qi] = 1
+                done[qi] = 1 if q_indptr[s0 + qi + 1] == q_indptr[s0 + qi] else 0
+            for T in range(n_tiles):
+                r0 = T * tile
+                n_rows = min(tile, n_t - r0)
+                nbt = (n_rows + BINARY_BLOCK - 1) // BINARY_BLOCK
+                b0 = r0 // BINARY_BLOCK
+                for qi in range(nqb):
+                    if done[qi]:
+                        continue
+                    i = s0 + qi
+                    m = q_indptr[i + 1] - q_indptr[i]
+                    inv_nq = 1.0 / np.sqrt(float(m))
+                    o_self = own[i]
+                    ci = count[qi]
+                    worst = bs[qi, k - 1] if ci == k else 0.0
+                    cm = cms[qi]  # the smallest count that can still enter the top k
+                    if ci == k:
+                        cm = _min_count(cm, m, inv_nq, blk_inv[b0], worst)
+                        if cm > m:  # no row of this or a later tile can
+                            done[qi] = 1
+                            continue
+                    work = 0
+                    for p in range(q_indptr[i], q_indptr[i + 1]):
+                        j = q_indices[p]
+                        work += tile_indptr[T, j + 1] - tile_indptr[T, j]
+                    if work == 0:
+                        cms[qi] = cm
+                        continue
+                    bir = bi[qi]
+                    bsr = bs[qi]
+                    if work >= 2 * nbt:
+                        # dense: count, then scan the blocks that can hold a neighbour
+                        for p in range(q_indptr[i], q_indptr[i + 1]):
+                            j = q_indices[p]
+                            for pp in range(tile_indptr[T, j], tile_indptr[T, j + 1]):
+                                cnt[tile_rows[pp]] += 1
+                        for bl in range(nbt):
+                            if ci == k:
+                                cm = _min_count(cm, m, inv_nq, blk_inv[b0 + bl], worst)
+                                if cm > m:
+                                    done[qi] = 1
+                                    break
+                            if m <= 127 and not _block_has_count(w, bl * 8, cm):
+                                continue
+                            for rl in range(bl * BINARY_BLOCK,
+                                            min(n_rows, bl * BINARY_BLOCK + BINARY_BLOCK)):
+                                cr = cnt[rl]
+                                if cr < cm:
+                                    continue
+                                r = r0 + rl
+                                s = float(cr) * inv_nq * t_inv[r]
+                                if s < worst:
+                                    continue
+                                ci, worst = _offer(bir, bsr, ci, k, worst, perm[r], s,
+                                                   o_self, use_mask, allowed)
+                        cnt[:] = 0
+                    else:
+                        # sparse: visit only the rows touched
+                        nt = 0
+                        for p in range(q_indptr[i], q_indptr[i + 1]):
+                            j = q_indices[p]
+                            for pp in range(tile_indptr[T, j], tile_indptr[T, j + 1]):
+                                rl = tile_rows[pp]
+                                if cnt[rl] == 0:
+                                    touched[nt] = rl
+                                    nt += 1
+                                cnt[rl] += 1
+                        for q in range(nt):
+                            rl = touched[q]
+                            cr = cnt[rl]
+                            cnt[rl] = 0
+                            r = r0 + rl
+                            s = float(cr) * inv_nq * t_inv[r]
+                            if s < worst:
+                                continue
+                            ci, worst = _offer(bir, bsr, ci, k, worst, perm[r], s, o_self,
+                                               use_mask, allowed)
+                    count[qi] = ci
+                    cms[qi] = cm
+            for qi in range(nqb):
+                for q in range(count[qi]):
+                    idx[s0 + qi, q] = bi[qi, q]
+                    sim[s0 + qi, q] = bs[qi, q]
+    return idx, sim
