@@ -1,0 +1,550 @@
+"""Numba kernels of the mixture of CTBNs: plain functions over arrays, no validation.
+
+Logistic regression (one shared solver)
+    ``fit_logistic`` minimises, over ``theta = [w (m), v, b]``,
+
+        f = sum_{r in rows} s_r [log(1 + exp(z_r)) - y_r z_r] + (lam / 2) (|w|^2 + v^2)
+        z_r = sum_j x_rj scale_j w_j + v p_r + b
+
+    by L-BFGS with a backtracking (Armijo) line search, from a warm start ``theta``.
+    ``X`` is dense (``Xd``) or CSR (``indptr, indices, data``) selected by ``sparse``;
+    ``rows`` selects the training rows (no copy of X); ``scale`` is the max-abs feature
+    scaling applied on the fly; ``p`` the parent label's 0/1 column (``v`` stays 0
+    when ``use_parent`` is false). The intercept is not penalised.
+
+Trees (CTBNs)
+    A tree is ``parent`` (d,), ``-1`` for a root, and ``order`` (d,), a topological
+    order (parents first). Its factor ``i`` is P(y_i = 1 | x, y_parent) =
+    sigmoid(A[n, i] + V[i] * y_parent), with ``A = X W^T + b`` precomputed per tree.
+    A mixture stacks K trees: ``A`` (n, K, d), ``V`` (K, d), ``parents``/``orders``
+    (K, d), ``log_lam`` (K,).
+
+Maximum branching
+    ``max_branching(W)`` is Chu-Liu/Edmonds on the complete graph with self-loop
+    weights ``W[i, i]`` read as edges from a virtual root.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# -- logistic regression --------------------------------------------------------------
+
+
+@njit(cache=True)
+def _log1pexp(z):
+    if z > 0.0:
+        return z + np.log1p(np.exp(-z))
+    return np.log1p(np.exp(z))
+
+
+@njit(cache=True)
+def _sigmoid(z):
+    if z >= 0.0:
+        return 1.0 / (1.0 + np.exp(-z))
+    e = np.exp(z)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z):
+    m = scale.shape[0]
+    v = theta[m]
+    b = theta[m + 1]
+    for t in range(rows.shape[0]):
+        r = rows[t]
+        acc = b
+        if use_parent:
+            acc += v * p[r]
+        if sparse:
+            for q in range(indptr[r], indptr[r + 1]):
+                j = indices[q]
+                acc += data[q] * scale[j] * theta[j]
+        else:
+            for j in range(m):
+                acc += Xd[r, j] * scale[j] * theta[j]
+        z[t] = acc
+
+
+@njit(cache=True)
+def _objective(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent, rows,
+               lam, z, grad):
+    """Objective value; fills ``grad`` and the margins ``z``."""
+    m = scale.shape[0]
+    _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z)
+    f = 0.0
+    for j in range(m + 2):
+        grad[j] = 0.0
+    for t in range(rows.shape[0]):
+        r = rows[t]
+        sr = s[r]
+        if sr == 0.0:
+            continue
+        zt = z[t]
+        f += sr * (_log1pexp(zt) - y[r] * zt)
+        g = sr * (_sigmoid(zt) - y[r])
+        if g == 0.0:
+            continue
+        grad[m + 1] += g
+        if use_parent:
+            grad[m] += g * p[r]
+        if sparse:
+            for q in range(indptr[r], indptr[r + 1]):
+                j = indices[q]
+                grad[j] += g * data[q] * scale[j]
+        else:
+            for j in range(m):
+                grad[j] += g * Xd[r, j] * scale[j]
+    reg = 0.0
+    for j in range(m):
+        reg += theta[j] * theta[j]
+        grad[j] += lam * theta[j]
+    if use_parent:
+        reg += theta[m] * theta[m]
+        grad[m] += lam * theta[m]
+    else:
+        grad[m] = 0.0
+    return f + 0.5 * lam * reg
+
+
+@njit(cache=True)
+def fit_logistic(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent, rows,
+                 lam, max_iter, tol, history):
+    """L-BFGS from ``theta`` (updated in place). Stops when the largest gradient entry is
+    at most ``tol * sum(s)``, or the objective stops decreasing, or after ``max_iter``
+    iterations. Every accepted step decreases the objective (Armijo), so a warm start
+    is never made worse. Returns ``(f, iterations)``."""
+    n_par = theta.shape[0]
+    nr = rows.shape[0]
+    z = np.empty(nr)
+    grad = np.empty(n_par)
+    S = np.zeros((history, n_par))
+    Yh = np.zeros((history, n_par))
+    rho = np.zeros(history)
+    alpha = np.zeros(history)
+    wsum = 0.0
+    for t in range(nr):
+        wsum += s[rows[t]]
+    if wsum <= 0.0:
+        return 0.0, 0
+    gtol = tol * wsum
+    f = _objective(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent,
+                   rows, lam, z, grad)
+    new_theta = np.empty(n_par)
+    new_grad = np.empty(n_par)
+    direction = np.empty(n_par)
+    stored = 0
+    head = 0
+    it = 0
+    while it < max_iter:
+        gmax = 0.0
+        for j in range(n_par):
+            if abs(grad[j]) > gmax:
+                gmax = abs(grad[j])
+        if gmax <= gtol:
+            break
+        # two-loop recursion
+        for j in range(n_par):
+            direction[j] = -grad[j]
+        for c in range(stored):
+            k = (head - 1 - c) % history
+            a = 0.0
+            for j in range(n_par):
+                a += S[k, j] * direction[j]
+            a *= rho[k]
+            alpha[k] = a
+            for j in range(n_par):
+                direction[j] -= a * Yh[k, j]
+        if stored > 0:
+            k = (head - 1) % history
+            yy = 0.0
+            for j in range(n_par):
+                yy += Yh[k, j] * Yh[k, j]
+            gamma = 1.0 / (rho[k] * yy)
+            for j in range(n_par):
+                direction[j] *= gamma
+        else:
+            gn = 0.0
+            for j in range(n_par):
+                gn += grad[j] * grad[j]
+            gn = np.sqrt(gn)
+            for j in range(n_par):
+                direction[j] /= max(gn, 1.0)
+        for c in range(stored - 1, -1, -1):
+            k = (head - 1 - c) % history
+            bcoef = 0.0
+            for j in range(n_par):
+                bcoef += Yh[k, j] * direction[j]
+            bcoef *= rho[k]
+            for j in range(n_par):
+                direction[j] += S[k, j] * (alpha[k] - bcoef)
+        slope = 0.0
+        for j in range(n_par):
+            slope += grad[j] * direction[j]
+        if slope >= 0.0:  # not a descent direction: restart from steepest descent
+            stored = 0
+            gn = 0.0
+            for j in range(n_par):
+                gn += grad[j] * grad[j]
+            gn = np.sqrt(gn)
+            slope = 0.0
+            for j in range(n_par):
+                direction[j] = -grad[j] / max(gn, 1.0)
+                slope += grad[j] * direction[j]
+        step = 1.0
+        accepted = False
+        for _ in range(40):
+            for j in range(n_par):
+                new_theta[j] = theta[j] + step * direction[j]
+            f_new = _objective(new_theta, sparse, Xd, indptr, indices, data, scale, y, s,
+                               p, use_parent, rows, lam, z, new_grad)
+            if f_new <= f + 1e-4 * step * slope:
+                accepted = True
+                break
+            step *= 0.5
+        if not accepted:
+            break
+        sy = 0.0
+        for j in range(n_par):
+            S[head, j] = new_theta[j] - theta[j]
+            Yh[head, j] = new_grad[j] - grad[j]
+            sy += S[head, j] * Yh[head, j]
+        if sy > 1e-12:
+            rho[head] = 1.0 / sy
+            head = (head + 1) % history
+            if stored < history:
+                stored += 1
+        decrease = f - f_new
+        for j in range(n_par):
+            theta[j] = new_theta[j]
+            grad[j] = new_grad[j]
+        f = f_new
+        it += 1
+        if decrease <= 1e-12 * max(abs(f), 1.0):
+            break
+    return f, it
+
+
+@njit(cache=True)
+def log_lik_rows(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent, rows):
+    """sum_{r in rows} s_r log P(y_r | x_r, p_r) of a fitted logistic regression."""
+    z = np.empty(rows.shape[0])
+    _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z)
+    total = 0.0
+    for t in range(rows.shape[0]):
+        r = rows[t]
+        total -= s[r] * (_log1pexp(z[t]) - y[r] * z[t])
+    return total
+
+
+# -- trees ------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _log_factor(a, v, yi, yp):
+    """log P(y_i = yi | x, y_parent = yp) for logit a + v * yp."""
+    z = a + v * yp
+    if yi == 1:
+        return -_log1pexp(-z)
+    return -_log1pexp(z)
+
+
+@njit(cache=True)
+def component_log_proba(A, V, parents, Y):
+    """log P(y_n | x_n, T_k), shape (n, K); ``Y`` uint8 (n, d)."""
+    n, K, d = A.shape
+    out = np.empty((n, K))
+    for r in range(n):
+        for k in range(K):
+            acc = 0.0
+            for i in range(d):
+                pa = parents[k, i]
+                yp = 0.0
+                if pa >= 0:
+                    yp = float(Y[r, pa])
+                acc += _log_factor(A[r, k, i], V[k, i], Y[r, i], yp)
+            out[r, k] = acc
+    return out
+
+
+@njit(cache=True)
+def _logsumexp(vals):
+    mx = -np.inf
+    for k in range(vals.shape[0]):
+        if vals[k] > mx:
+            mx = vals[k]
+    if mx == -np.inf:
+        return mx
+    acc = 0.0
+    for k in range(vals.shape[0]):
+        acc += np.exp(vals[k] - mx)
+    return mx + np.log(acc)
+
+
+@njit(cache=True)
+def mixture_log_proba(A, V, parents, log_lam, Y):
+    """log sum_k lam_k P(y_n | x_n, T_k), shape (n,)."""
+    comp = component_log_proba(A, V, parents, Y)
+    n, K = comp.shape
+    out = np.empty(n)
+    buf = np.empty(K)
+    for r in range(n):
+        for k in range(K):
+            buf[k] = log_lam[k] + comp[r, k]
+        out[r] = _logsumexp(buf)
+    return out
+
+
+@njit(cache=True)
+def mixture_marginals(A, V, parents, orders, lam):
+    """Exact P(y_i = 1 | x) of the mixture, shape (n, d): per tree, the marginal of
+    each node from its parent's marginal in topological order (a directed tree without
+    evidence), then the lam-weighted sum."""
+    n, K, d = A.shape
+    out = np.zeros((n, d))
+    q = np.empty(d)
+    for r in range(n):
+        for k in range(K):
+            for t in range(d):
+                i = orders[k, t]
+                pa = parents[k, i]
+                a = A[r, k, i]
+                if pa < 0:
+                    q[i] = _sigmoid(a)
+                else:
+                    qp = q[pa]
+                    q[i] = (1.0 - qp) * _sigmoid(a) + qp * _sigmoid(a + V[k, i])
+                out[r, i] += lam[k] * q[i]
+    return out
+
+
+@njit(cache=True)
+def tree_map(A, V, parents, orders):
+    """Exact MAP label vector of every tree by max-sum (leaves up, then root down),
+    shape (n, K, d) uint8, and its log P(y | x, T_k), shape (n, K). Ties go to 0."""
+    n, K, d = A.shape
+    out = np.zeros((n, K, d), dtype=np.uint8)
+    val = np.empty((n, K))
+    # msg[i, yp]: best log-probability of i's subtree given the parent's value yp
+    msg = np.empty((d, 2))
+    best = np.zeros((d, 2), dtype=np.uint8)   # argmax y_i given yp
+    child_sum = np.empty((d, 2))              # sum of children's messages given y_i
+    for r in range(n):
+        for k in range(K):
+            for i in range(d):
+                child_sum[i, 0] = 0.0
+                child_sum[i, 1] = 0.0
+            for t in range(d - 1, -1, -1):
+                i = orders[k, t]
+                a = A[r, k, i]
+                v = V[k, i]
+                for yp in range(2):
+                    s0 = _log_factor(a, v, 0, float(yp)) + child_sum[i, 0]
+                    s1 = _log_factor(a, v, 1, float(yp)) + child_sum[i, 1]
+                    if s1 > s0:
+                        msg[i, yp] = s1
+                        best[i, yp] = 1
+                    else:
+                        msg[i, yp] = s0
+                        best[i, yp] = 0
+                pa = parents[k, i]
+                if pa >= 0:
+                    child_sum[pa, 0] += msg[i, 0]
+                    child_sum[pa, 1] += msg[i, 1]
+            total = 0.0
+            for t in range(d):
+                i = orders[k, t]
+                pa = parents[k, i]
+                if pa < 0:
+                    out[r, k, i] = best[i, 0]
+                    total += msg[i, 0]
+                else:
+                    out[r, k, i] = best[i, out[r, k, pa]]
+            val[r, k] = total
+    return out, val
+
+
+@njit(cache=True)
+def _flip_delta(a_k, v_k, parent_k, ch_ptr_k, ch_k, y, i):
+    """Change of log P(y | x, T_k) when y_i flips (only factor i and i's children's
+    factors change)."""
+    pa = parent_k[i]
+    yp = 0.0
+    if pa >= 0:
+        yp = float(y[pa])
+    yi = y[i]
+    nyi = 1 - yi
+    delta = _log_factor(a_k[i], v_k[i], nyi, yp) - _log_factor(a_k[i], v_k[i], yi, yp)
+    for q in range(ch_ptr_k[i], ch_ptr_k[i + 1]):
+        c = ch_k[q]
+        delta += (_log_factor(a_k[c], v_k[c], y[c], float(nyi))
+                  - _log_factor(a_k[c], v_k[c], y[c], float(yi)))
+    return delta
+
+
+@njit(cache=True)
+def anneal_map(A, V, parents, ch_ptr, ch, log_lam, init, n_iter, t_start, t_end, seed):
+    """Approximate mixture MAP by simulated annealing, one row at a time.
+
+    From ``init`` (n, d), each iteration is one sweep over the labels in a random
+    order proposing to flip each; a flip that changes log P(y | x) by ``delta`` is
+    accepted when ``delta >= 0`` or with probability ``exp(delta / T)``, and the
+    temperature falls geometrically from ``t_start`` to ``t_end`` over the
+    ``n_iter`` iterations. Returns the best vector visited and its log P(y | x).
+    ``ch_ptr`` (K, d + 1) and ``ch`` (K, d) are each tree's children lists."""
+    n, K, d = A.shape
+    np.random.seed(seed)
+    out = np.empty((n, d), dtype=np.uint8)
+    out_lp = np.empty(n)
+    y = np.empty(d, dtype=np.uint8)
+    comp = np.empty(K)
+    newcomp = np.empty(K)
+    perm = np.arange(d)
+    if n_iter > 1:
+        ratio = (t_end / t_start) ** (1.0 / (n_iter - 1))
+    else:
+        ratio = 1.0
+    for r in range(n):
+        for i in range(d):
+            y[i] = init[r, i]
+        for k in range(K):
+            acc = 0.0
+            for i in range(d):
+                pa = parents[k, i]
+                yp = 0.0
+                if pa >= 0:
+                    yp = float(y[pa])
+                acc += _log_factor(A[r, k, i], V[k, i], y[i], yp)
+            comp[k] = log_lam[k] + acc
+        cur = _logsumexp(comp)
+        best_lp = cur
+        for i in range(d):
+            out[r, i] = y[i]
+        temp = t_start
+        for _ in range(n_iter):
+            np.random.shuffle(perm)
+            for t in range(d):
+                i = perm[t]
+                for k in range(K):
+                    newcomp[k] = comp[k] + _flip_delta(A[r, k], V[k], parents[k],
+                                                       ch_ptr[k], ch[k], y, i)
+                new = _logsumexp(newcomp)
+                delta = new - cur
+                if delta >= 0.0 or np.random.random() < np.exp(delta / temp):
+                    y[i] = 1 - y[i]
+                    for k in range(K):
+                        comp[k] = newcomp[k]
+                    cur = new
+                    if cur > best_lp:
+                        best_lp = cur
+                        for j in range(d):
+                            out[r, j] = y[j]
+            temp *= ratio
+        out_lp[r] = best_lp
+    return out, out_lp
+
+
+# -- maximum branching ----------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _max_arborescence(n_nodes, src, dst, w, root):
+    """Chu-Liu/Edmonds: the maximum-weight spanning arborescence rooted at ``root`` of
+    the graph with edges ``src -> dst`` of weights ``w``. Returns, for every node, the
+    index of its incoming edge in the input (-1 for the root). Every node must be
+    reachable from the root. Recursive contraction, O(V E)."""
+    m = src.shape[0]
+    in_edge = np.full(n_nodes, -1, dtype=np.int64)
+    for e in range(m):
+        v = dst[e]
+        if v == root or src[e] == v:
+            continue
+        if in_edge[v] < 0 or w[e] > w[in_edge[v]]:
+            in_edge[v] = e
+    # find cycles among the chosen edges
+    comp = np.full(n_nodes, -1, dtype=np.int64)
+    mark = np.full(n_nodes, -1, dtype=np.int64)
+    n_comp = 0
+    has_cycle = False
+    for v0 in range(n_nodes):
+        v = v0
+        while v != root and mark[v] < 0 and comp[v] < 0:
+            mark[v] = v0
+            v = src[in_edge[v]]
+        if v != root and mark[v] == v0 and comp[v] < 0:
+            # v is on a new cycle
+            has_cycle = True
+            u = v
+            while True:
+                comp[u] = n_comp
+                u = src[in_edge[u]]
+                if u == v:
+                    break
+            n_comp += 1
+    if not has_cycle:
+        return in_edge
+    # contract: nodes not on a cycle get their own component
+    for v in range(n_nodes):
+        if comp[v] < 0:
+            comp[v] = n_comp
+            n_comp += 1
+    on_cycle = np.zeros(n_nodes, dtype=np.bool_)
+    cyc_size = np.zeros(n_comp, dtype=np.int64)
+    for v in range(n_nodes):
+        cyc_size[comp[v]] += 1
+    for v in range(n_nodes):
+        on_cycle[v] = cyc_size[comp[v]] > 1
+    nsrc = np.empty(m, dtype=np.int64)
+    ndst = np.empty(m, dtype=np.int64)
+    nw = np.empty(m)
+    keep = np.empty(m, dtype=np.int64)
+    nm = 0
+    for e in range(m):
+        cu = comp[src[e]]
+        cv = comp[dst[e]]
+        if cu == cv:
+            continue
+        v = dst[e]
+        ww = w[e]
+        if on_cycle[v]:
+            ww = w[e] - w[in_edge[v]]
+        nsrc[nm] = cu
+        ndst[nm] = cv
+        nw[nm] = ww
+        keep[nm] = e
+        nm += 1
+    sub = _max_arborescence(n_comp, nsrc[:nm], ndst[:nm], nw[:nm], comp[root])
+    result = in_edge.copy()
+    for c in range(n_comp):
+        if sub[c] < 0:
+            continue
+        e = keep[sub[c]]
+        result[dst[e]] = e  # the entering edge replaces the cycle edge into dst[e]
+    return result
+
+
+@njit(cache=True)
+def max_branching(W):
+    """The CTBN structure maximising sum_i W[parent(i), i] (``W[i, i]``: no parent):
+    parent array (d,), -1 for a root. Solved as the maximum spanning arborescence of
+    the complete graph plus a virtual root ``d`` with edges ``d -> i`` of weight
+    ``W[i, i]``."""
+    d = W.shape[0]
+    m = d * d
+    src = np.empty(m, dtype=np.int64)
+    dst = np.empty(m, dtype=np.int64)
+    w = np.empty(m)
+    e = 0
+    for i in range(d):
+        for j in range(d):
+            src[e] = d if i == j else j
+            dst[e] = i
+            w[e] = W[j, i]
+            e += 1
+    chosen = _max_arborescence(d + 1, src, dst, w, d)
+    parent = np.empty(d, dtype=np.int64)
+    for i in range(d):
+        s = src[chosen[i]]
+        parent[i] = -1 if s == d else s
+    return parent

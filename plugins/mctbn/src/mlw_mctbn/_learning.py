@@ -1,0 +1,207 @@
+"""Learning CTBNs and their mixtures (Hong, Batal and Hauskrecht, CIKM 2014, Sec. 5).
+
+Trees are held as ``parent`` (d,) int arrays (-1: root) and ``theta`` (d, m + 2)
+arrays of scaled-space logistic-regression parameters (see :mod:`mlw_mctbn._logistic`).
+A mixture is a list of trees and the mixture coefficients ``lam``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mlw_mctbn import _kernels, _logistic
+from mlw_mctbn._logistic import Design
+
+#: Edge weight that keeps a constant label out of the branching (root only).
+_NO_EDGE = -1e300
+
+
+def topological_order(parent: np.ndarray) -> np.ndarray:
+    d = parent.shape[0]
+    children: list[list[int]] = [[] for _ in range(d)]
+    roots = []
+    for i, p in enumerate(parent):
+        (roots if p < 0 else children[p]).append(i)
+    order: list[int] = []
+    stack = list(reversed(roots))
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(children[i]))
+    if len(order) != d:  # pragma: no cover - max_branching returns trees
+        raise RuntimeError("parent array has a cycle")
+    return np.array(order, dtype=np.int64)
+
+
+def children_lists(parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per tree, CSR-style children lists: ``ptr`` (K, d + 1), ``ch`` (K, d)."""
+    K, d = parents.shape
+    ptr = np.zeros((K, d + 1), dtype=np.int64)
+    ch = np.zeros((K, d), dtype=np.int64)
+    for k in range(K):
+        kids = [[c for c in range(d) if parents[k, c] == i] for i in range(d)]
+        pos = 0
+        for i in range(d):
+            ptr[k, i] = pos
+            for c in kids[i]:
+                ch[k, pos] = c
+                pos += 1
+        ptr[k, d] = pos
+    return ptr, ch
+
+
+def fit_tree(design: Design, Yt: np.ndarray, parent: np.ndarray, s: np.ndarray,
+             rows: np.ndarray, lam: np.ndarray, theta: np.ndarray,
+             max_iter: int = _logistic.MAX_ITER) -> np.ndarray:
+    """Fit every factor of the tree in place (warm start ``theta``) and return it."""
+    for i in range(Yt.shape[0]):
+        p = Yt[parent[i]] if parent[i] >= 0 else None
+        _logistic.fit(design, Yt[i], s, p, rows, lam[i], theta[i], max_iter)
+    return theta
+
+
+def edge_weights(design: Design, Yt: np.ndarray, s: np.ndarray, train: np.ndarray,
+                 holdout: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sec. 5.3.1: ``W[j, i]`` the weighted conditional log-likelihood on ``holdout`` of
+    Y_i given x and Y_j, fitted on ``train``; ``W[i, i]`` given x alone. Also returns
+    the self-loop models (d, m + 2), each edge model having been warm-started from its
+    label's self-loop model."""
+    d = Yt.shape[0]
+    W = np.full((d, d), _NO_EDGE)
+    self_theta = np.zeros((d, design.m + 2))
+    constant = np.array([_logistic.is_constant(Yt[i], s, train) for i in range(d)])
+    for i in range(d):
+        _logistic.fit(design, Yt[i], s, None, train, lam[i], self_theta[i])
+        W[i, i] = _logistic.log_lik(design, self_theta[i], Yt[i], s, None, holdout)
+        if constant[i]:
+            continue
+        for j in range(d):
+            if j == i or constant[j]:
+                continue
+            theta = self_theta[i].copy()
+            _logistic.fit(design, Yt[i], s, Yt[j], train, lam[i], theta)
+            W[j, i] = _logistic.log_lik(design, theta, Yt[i], s, Yt[j], holdout)
+    return W, self_theta
+
+
+def learn_structure(design: Design, Yt: np.ndarray, s: np.ndarray, rows: np.ndarray,
+                    lam: np.ndarray, holdout_fraction: float,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The maximum-branching CTBN structure on weighted ``rows`` (Sec. 5.3.1): a random
+    ``holdout_fraction`` of them scores the edges, the rest fits the edge models.
+    Returns ``(parent, W, self-loop models)``."""
+    perm = rng.permutation(rows)
+    n_h = max(1, int(round(holdout_fraction * rows.shape[0])))
+    if rows.shape[0] < 2:
+        holdout, train = rows, rows
+    else:
+        n_h = min(n_h, rows.shape[0] - 1)
+        holdout, train = np.sort(perm[:n_h]), np.sort(perm[n_h:])
+    W, self_theta = edge_weights(design, Yt, s, train, holdout, lam)
+    parent = _kernels.max_branching(W)
+    return parent, W, self_theta
+
+
+@dataclass
+class Mixture:
+    """K CTBNs and their mixture coefficients."""
+
+    parents: list[np.ndarray] = field(default_factory=list)
+    thetas: list[np.ndarray] = field(default_factory=list)
+    lam: np.ndarray = field(default_factory=lambda: np.ones(0))
+
+    def copy(self) -> Mixture:
+        return Mixture([p.copy() for p in self.parents], [t.copy() for t in self.thetas],
+                       self.lam.copy())
+
+    @property
+    def K(self) -> int:
+        return len(self.parents)
+
+    def stacked(self, design: Design) -> tuple[np.ndarray, ...]:
+        """``(W (K, d, m) in the original feature space, V (K, d), b (K, d),
+        parents (K, d))``."""
+        T = np.stack(self.thetas)
+        m = design.m
+        return (T[:, :, :m] * design.scale, np.ascontiguousarray(T[:, :, m]),
+                np.ascontiguousarray(T[:, :, m + 1]), np.stack(self.parents))
+
+
+def logits(X, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
+    """``A[n, k, i] = x_n . coef[k, i] + intercept[k, i]``, shape (n, K, d)."""
+    K, d, m = coef.shape
+    A = np.asarray(X @ coef.reshape(K * d, m).T).reshape(X.shape[0], K, d)
+    return np.ascontiguousarray(A + intercept[None, :, :])
+
+
+def component_log_proba(design: Design, X, mix: Mixture, Y: np.ndarray,
+                        rows: np.ndarray) -> np.ndarray:
+    """log P(y_n | x_n, T_k) for ``rows``, shape (len(rows), K)."""
+    coef, V, b, parents = mix.stacked(design)
+    A = logits(X[rows], coef, b)
+    return _kernels.component_log_proba(A, V, parents, Y[rows])
+
+
+def mixture_log_lik(design: Design, X, mix: Mixture, Y: np.ndarray,
+                    rows: np.ndarray) -> np.ndarray:
+    comp = component_log_proba(design, X, mix, Y, rows)
+    with np.errstate(divide="ignore"):
+        z = comp + np.log(mix.lam)[None, :]
+    mx = z.max(axis=1, keepdims=True)
+    return (mx + np.log(np.exp(z - mx).sum(axis=1, keepdims=True))).ravel()
+
+
+def penalty(mix: Mixture, lam: np.ndarray, m: int) -> float:
+    """sum_k sum_i lam_i / 2 (|w_ki|^2 + v_ki^2): the L2 terms of the M-step."""
+    total = 0.0
+    for theta in mix.thetas:
+        total += float(0.5 * (lam * (theta[:, : m + 1] ** 2).sum(axis=1)).sum())
+    return total
+
+
+@dataclass
+class EMTrace:
+    """Per EM iteration: the observed log-likelihood and the penalised one (observed
+    minus the L2 terms), which EM never decreases."""
+
+    log_lik: list[float] = field(default_factory=list)
+    penalised: list[float] = field(default_factory=list)
+
+
+def em(design: Design, X, Y: np.ndarray, Yt: np.ndarray, mix: Mixture, rows: np.ndarray,
+       lam: np.ndarray, max_iter: int, tol: float) -> EMTrace:
+    """Algorithm 1 on ``rows``, in place on ``mix``: E-step responsibilities (Eq. 8),
+    M-step lam_k = Gamma_k / N and instance-weighted logistic regressions (Eq. 10),
+    weights gamma_k(n) (= Gamma_k w_k(n), so each tree's L2 term counts against the
+    Gamma_k instances it explains), every fit warm-started from the current
+    parameters. Stops when the penalised log-likelihood improves by less than
+    ``tol`` (relative) or after ``max_iter`` M-steps; the trace ends with the value
+    of the returned parameters."""
+    trace = EMTrace()
+    N = rows.shape[0]
+    s = np.zeros(design.n)
+    prev = -np.inf
+    it = 0
+    while True:
+        comp = component_log_proba(design, X, mix, Y, rows)
+        with np.errstate(divide="ignore"):
+            z = comp + np.log(mix.lam)[None, :]
+        mx = z.max(axis=1, keepdims=True)
+        lse = mx + np.log(np.exp(z - mx).sum(axis=1, keepdims=True))
+        ll = float(lse.sum())
+        obj = ll - penalty(mix, lam, design.m)
+        trace.log_lik.append(ll)
+        trace.penalised.append(obj)
+        if mix.K == 1 or it >= max_iter or (it > 0 and obj - prev <= tol * abs(prev)):
+            break
+        prev = obj
+        gamma = np.exp(z - lse)
+        Gamma = gamma.sum(axis=0)
+        mix.lam = Gamma / N
+        for k in range(mix.K):
+            s[rows] = gamma[:, k]
+            fit_tree(design, Yt, mix.parents[k], s, rows, lam, mix.thetas[k])
+        it += 1
+    return trace

@@ -1,0 +1,53 @@
+"""Registers the learners ``mc`` (mixture of CTBNs) and ``ctbn`` (one CTBN) with mlw."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import mlw
+
+_COMMON = {
+    "C": "inverse L2 strength of every logistic-regression factor (max-abs scaled "
+         "features); None: chosen from Cs by internal validation log-likelihood",
+    "Cs": "grid of C values searched when C is None (from the CLI: Cs=0.1,1,10)",
+    "validation_fraction": "share of the training data held out to choose C (and, for "
+                           "mc, to stop the growth, Sec. 5.3.2)",
+    "holdout_fraction": "share of the (weighted) training data that scores the edges of "
+                        "the structure search (Sec. 5.3.1)",
+    "random_state": "seed of the splits, the CV folds and the annealing",
+}
+
+
+@mlw.hookimpl
+def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
+    from mlw_mctbn.model import CTBN, MixtureOfCTBNs
+
+    register(mlw.LearnerSpec(
+        name="mc",
+        factory=MixtureOfCTBNs,
+        description="Mixture of conditional tree-structured Bayesian networks (Hong et al. "
+                    "2014): EM, boosting-like tree growth, annealed MAP, exact marginals",
+        param_docs={
+            **_COMMON,
+            "max_trees": "upper bound on the trees grown",
+            "n_trees": "grow exactly this many trees; None: stop when the internal "
+                       "validation log-likelihood gets worse (Sec. 5.3.2)",
+            "em_max_iter": "M-steps per EM run at most",
+            "em_tol": "EM stops when the penalised log-likelihood improves by less than "
+                      "this (relative)",
+            "n_anneal_iter": "sweeps of simulated annealing for the MAP (0: best tree MAP)",
+            "anneal_t_start": "annealing temperature of the first sweep",
+            "anneal_t_end": "annealing temperature of the last sweep",
+        },
+        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
+                             sparse_input=True),
+    ))
+    register(mlw.LearnerSpec(
+        name="ctbn",
+        factory=CTBN,
+        description="One conditional tree-structured Bayesian network (Batal et al. 2013): "
+                    "maximum-branching structure, exact MAP and marginals",
+        param_docs=dict(_COMMON),
+        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
+                             sparse_input=True),
+    ))

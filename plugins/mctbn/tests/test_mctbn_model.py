@@ -1,0 +1,145 @@
+"""The learners on real data: exact inference against enumeration, EM, conventions."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from naive_mctbn import all_vectors
+from sklearn.base import clone
+
+import mlw
+from mlw_mctbn import CTBN, MixtureOfCTBNs, _learning, _logistic
+from mlw_mctbn._learning import Mixture
+
+
+@pytest.fixture(scope="module")
+def emotions(mulan_dir):
+    tr = mlw.load_dataset(mulan_dir / "emotions-train.arff")
+    te = mlw.load_dataset(mulan_dir / "emotions-test.arff")
+    return tr.X, np.asarray(tr.Y), te.X[:40], np.asarray(te.Y[:40])
+
+
+@pytest.fixture(scope="module")
+def mc(emotions):
+    X, Y, _, _ = emotions
+    return MixtureOfCTBNs(C=1.0, n_trees=3, em_max_iter=10).fit(X, Y)
+
+
+def _enumerate(model, X):
+    """P(y | x) of all 2^d vectors for every row, from log_proba_of."""
+    d = model.n_labels_
+    Ys = all_vectors(d)
+    return Ys, np.column_stack([np.exp(model.log_proba_of(X, np.tile(y, (X.shape[0], 1))))
+                                for y in Ys])
+
+
+def test_mixture_is_a_distribution_with_exact_marginals_and_map(mc, emotions):
+    _, _, Xte, Yte = emotions
+    assert mc.n_trees_ == 3 and mc.mixture_weights_.sum() == pytest.approx(1.0)
+    Ys, P = _enumerate(mc, Xte)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-10)
+    np.testing.assert_allclose(mc.predict_proba(Xte), P @ Ys, rtol=1e-9, atol=1e-12)
+    # annealing from the best tree MAP finds the enumerated mixture MAP on most rows
+    Yhat = mc.predict(Xte)
+    exact = Ys[P.argmax(axis=1)]
+    assert np.mean(np.all(Yhat == exact, axis=1)) >= 0.95
+    # and is never worse than the best tree MAP it started from
+    lp_hat = mc.log_proba_of(Xte, Yhat)
+    start = MixtureOfCTBNs(**{**mc.get_params(), "n_anneal_iter": 0})
+    start.__dict__.update({k: v for k, v in mc.__dict__.items() if k.endswith("_")})
+    assert np.all(lp_hat >= start.log_proba_of(Xte, start.predict(Xte)) - 1e-12)
+
+
+def test_one_pass_prediction_agrees(mc, emotions):
+    _, _, Xte, _ = emotions
+    Yp, S = mc.predict_with_scores(Xte)
+    np.testing.assert_array_equal(Yp, mc.predict(Xte))
+    np.testing.assert_allclose(S, mc.predict_proba(Xte))
+
+
+def test_ctbn_map_is_exact(emotions):
+    X, Y, Xte, _ = emotions
+    model = CTBN(C=1.0).fit(X, Y)
+    assert model.parents_.shape == (1, 6) and model.C_search_ == {}
+    Ys, P = _enumerate(model, Xte)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-10)
+    np.testing.assert_array_equal(model.predict(Xte), Ys[P.argmax(axis=1)])
+    np.testing.assert_allclose(model.predict_proba(Xte), P @ Ys, rtol=1e-9, atol=1e-12)
+
+
+def test_em_never_decreases_the_penalised_log_likelihood(emotions):
+    X, Y, _, _ = emotions
+    design = _logistic.Design.from_matrix(X)
+    Yd = np.ascontiguousarray(Y, dtype=np.uint8)
+    Yt = np.ascontiguousarray(Yd.T, dtype=np.float64)
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    lam = np.ones(6)
+    rng = np.random.default_rng(0)
+    trees = []
+    for k in range(3):  # three different structures, factors fitted on random weights
+        w = rng.random(X.shape[0]) * 2
+        parent, _, theta = _learning.learn_structure(design, Yt, w, rows, lam, 0.3, rng)
+        trees.append((parent, _learning.fit_tree(design, Yt, parent, w, rows, lam, theta)))
+    mix = Mixture([t[0] for t in trees], [t[1] for t in trees], np.full(3, 1 / 3))
+    trace = _learning.em(design, X, Yd, Yt, mix, rows, lam, max_iter=25, tol=0.0)
+    pen = np.array(trace.penalised)
+    assert len(pen) == 26
+    assert np.all(np.diff(pen) >= -1e-8 * np.abs(pen[:-1])), np.diff(pen)
+    assert pen[-1] > pen[0]
+    # (the observed log-likelihood alone may fall: EM here maximises it minus the L2
+    # terms, MAP-EM; the README says so)
+    # the fitted learner's final EM too
+    model = MixtureOfCTBNs(C=1.0, n_trees=2, em_max_iter=8).fit(X, Y)
+    assert np.all(np.diff(model.em_trace_.penalised) >= -1e-8 * np.abs(
+        model.em_trace_.penalised[0]))
+
+
+def test_growth_by_validation_and_C_search(emotions):
+    X, Y, _, _ = emotions
+    model = MixtureOfCTBNs(Cs=(0.1, 1.0, 10.0), max_trees=4, em_max_iter=5).fit(X, Y)
+    assert model.C_ in (0.1, 1.0, 10.0) and model.C_ in model.C_search_
+    assert 1.0 in model.C_search_  # the search starts in the middle of the grid
+    assert model.C_search_[model.C_] == max(model.C_search_.values())
+    curve = model.validation_curve_
+    assert len(curve) in (model.n_trees_, model.n_trees_ + 1)
+    if model.stopped_because_ == "validation":
+        assert curve[-1] < curve[-2] and len(curve) == model.n_trees_ + 1
+    assert model.C_search_[model.C_] == curve[model.n_trees_ - 1]
+
+
+def test_dense_and_sparse_input_agree(emotions):
+    X, Y, Xte, Yte = emotions
+    X = X[:150]
+    Y = Y[:150]
+    X = np.where(np.abs(X) < 0.3, 0.0, X)
+    a = MixtureOfCTBNs(C=1.0, n_trees=2, em_max_iter=5).fit(X, Y)
+    b = MixtureOfCTBNs(C=1.0, n_trees=2, em_max_iter=5).fit(sp.csr_matrix(X), sp.csr_matrix(Y))
+    np.testing.assert_array_equal(a.parents_, b.parents_)
+    # the same solver on the same numbers; only the summation order differs, and the
+    # solver stops at a gradient tolerance, so the fits agree to that tolerance
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=0.05)
+    np.testing.assert_allclose(a.log_proba_of(Xte, Yte),
+                               b.log_proba_of(sp.csr_matrix(Xte), Yte), rtol=1e-2)
+
+
+def test_sklearn_conventions_and_pickle(mc, emotions):
+    _, _, Xte, Yte = emotions
+    fresh = clone(mc)
+    assert fresh.get_params() == mc.get_params() and not hasattr(fresh, "n_trees_")
+    back = pickle.loads(pickle.dumps(mc))
+    np.testing.assert_allclose(back.log_proba_of(Xte, Yte), mc.log_proba_of(Xte, Yte))
+    np.testing.assert_array_equal(back.predict(Xte), mc.predict(Xte))
+    assert "tree 0: weight" in mc.to_text()
+
+
+def test_registered_and_evaluated_with_cll_loss(mc, emotions):
+    _, _, Xte, Yte = emotions
+    spec = mlw.list_learners()["mc"]
+    assert spec.tags.joint and spec.tags.log_proba
+    assert "ctbn" in mlw.list_learners()
+    Yp, S = mc.predict_with_scores(Xte)
+    out = mlw.evaluate(Yte, Yp, scores=S, log_proba=mc.log_proba_of(Xte, Yte))
+    assert out["cll_loss"] == pytest.approx(-mc.log_proba_of(Xte, Yte).sum())
