@@ -25,7 +25,7 @@ def emotions(mulan_dir):
 @pytest.fixture(scope="module")
 def mc(emotions):
     X, Y, _, _ = emotions
-    return MixtureOfCTBNs(C=1.0, n_trees=3, em_max_iter=10).fit(X, Y)
+    return MixtureOfCTBNs(C=1.0, n_trees=3, em_max_iter=10, keep_path=True).fit(X, Y)
 
 
 def _enumerate(model, X):
@@ -143,3 +143,14 @@ def test_registered_and_evaluated_with_cll_loss(mc, emotions):
     Yp, S = mc.predict_with_scores(Xte)
     out = mlw.evaluate(Yte, Yp, scores=S, log_proba=mc.log_proba_of(Xte, Yte))
     assert out["cll_loss"] == pytest.approx(-mc.log_proba_of(Xte, Yte).sum())
+
+
+def test_staged_models_follow_the_growth(mc, emotions):
+    _, _, Xte, Yte = emotions
+    staged = mc.staged_models()
+    assert [m.n_trees_ for m in staged] == [1, 2, 3]
+    for m in staged:
+        _, P = _enumerate(m, Xte[:5])
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-10)
+    with pytest.raises(ValueError, match="keep_path=True"):
+        MixtureOfCTBNs(C=1.0, n_trees=1).fit(*emotions[:2]).staged_models()

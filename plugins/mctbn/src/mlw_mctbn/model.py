@@ -7,6 +7,7 @@ network (CTBN, Batal, Hong and Hauskrecht, CIKM 2013; the paper's "SC").
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -124,6 +125,7 @@ class _TreeMixtureLearner(MultiLabelLearner):
 
     # -- the fitted model as arrays ----------------------------------------------------------
     def _store(self, design: _logistic.Design, mix: Mixture) -> None:
+        self.feature_scale_ = design.scale
         coef, V, b, parents = mix.stacked(design)
         self.coef_ = coef
         self.parent_coef_ = V
@@ -317,8 +319,9 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
     Parameters
     ----------
     C, Cs, holdout_fraction, random_state
-        As for :class:`CTBN`; with ``C=None`` the mixture is grown for each C tried
-        and the C whose kept mixture has the best validation log-likelihood wins.
+        As for :class:`CTBN`: with ``C=None``, the C of the grid whose first tree
+        (learned on the internal training part) has the best validation
+        log-likelihood; every tree then uses it.
     max_trees : int
         Upper bound on the number of trees grown.
     n_trees : int or None
@@ -334,6 +337,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         Sweeps of simulated annealing for the MAP (0: the best tree MAP).
     anneal_t_start, anneal_t_end : float
         Temperatures of the first and last sweep (geometric schedule).
+    keep_path : bool
+        Keep the mixture after each tree of the growth (:meth:`staged_models`).
 
     Attributes
     ----------
@@ -370,7 +375,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                  n_trees: int | None = None, validation_fraction: float = 0.2,
                  em_max_iter: int = 30, em_tol: float = 1e-4, n_anneal_iter: int = 150,
                  anneal_t_start: float = 1.0, anneal_t_end: float = 0.05,
-                 random_state: int | None = 0) -> None:
+                 keep_path: bool = False, random_state: int | None = 0) -> None:
         self.C = C
         self.Cs = Cs
         self.holdout_fraction = holdout_fraction
@@ -382,6 +387,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         self.n_anneal_iter = n_anneal_iter
         self.anneal_t_start = anneal_t_start
         self.anneal_t_end = anneal_t_end
+        self.keep_path = keep_path
         self.random_state = random_state
 
     def _check_params(self) -> None:
@@ -402,23 +408,23 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         design = _logistic.Design.from_matrix(X)
         d = Yt.shape[0]
         tr, val = self._split(design.n)
-        grown: dict[float, tuple[Mixture, list[float], str]] = {}
+        first: dict[float, Mixture] = {}
 
         def score(C: float) -> float:
-            mix, curve, why = self._grow(design, X, Yd, Yt, tr, val, np.full(d, 1.0 / C))
-            grown[C] = (mix, curve, why)
-            return curve[mix.K - 1] if val.size else 0.0
+            first[C] = self._first_tree(design, Yt, tr, np.full(d, 1.0 / C))
+            return self._validation(design, X, Yd, first[C], val) if val.size else 0.0
 
         C = self._choose_C(score)
-        if C not in grown:
-            score(C)
-        mix, curve, why = grown[C]
+        lam = np.full(d, 1.0 / C)
+        first_tree = first[C] if C in first else self._first_tree(design, Yt, tr, lam)
+        mix, curve, why, path = self._grow(design, X, Yd, Yt, tr, val, lam, first_tree)
+        self.path_ = [(p.stacked(design), p.lam.copy()) for p in path] if self.keep_path \
+            else None
         self.C_ = C
         self.validation_curve_ = curve
         self.stopped_because_ = why
         # refit the kept mixture on all the training data (warm start: the parameters
         # learned on the internal training part)
-        lam = np.full(d, 1.0 / C)
         all_rows = np.arange(design.n, dtype=np.int64)
         if mix.K == 1:
             _learning.fit_tree(design, Yt, mix.parents[0], np.ones(design.n), all_rows, lam,
@@ -427,22 +433,30 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                                       int(self.em_max_iter), float(self.em_tol))
         self._store(design, mix)
 
-    def _grow(self, design: _logistic.Design, X: Any, Yd: np.ndarray, Yt: np.ndarray,
-              tr: np.ndarray, val: np.ndarray,
-              lam: np.ndarray) -> tuple[Mixture, list[float], str]:
-        """Sec. 5.3.2 on the internal training rows ``tr``: the kept mixture, the
-        validation curve (mean log P(y|x) on ``val`` after each tree) and why growth
-        stopped."""
-        n = design.n
+    def _first_tree(self, design: _logistic.Design, Yt: np.ndarray, tr: np.ndarray,
+                    lam: np.ndarray) -> Mixture:
+        """T_1: the CTBN of uniform weights on the internal training rows."""
         rng = np.random.default_rng(self._seed() + 1)
+        ones = np.ones(design.n)
+        parent, _, theta = _learning.learn_structure(design, Yt, ones, tr, lam,
+                                                     float(self.holdout_fraction), rng)
+        _learning.fit_tree(design, Yt, parent, ones, tr, lam, theta)
+        return Mixture([parent], [theta], np.ones(1))
+
+    def _grow(self, design: _logistic.Design, X: Any, Yd: np.ndarray, Yt: np.ndarray,
+              tr: np.ndarray, val: np.ndarray, lam: np.ndarray,
+              first: Mixture) -> tuple[Mixture, list[float], str, list[Mixture]]:
+        """Sec. 5.3.2 on the internal training rows ``tr`` from the first tree: the kept
+        mixture, the validation curve (mean log P(y|x) on ``val`` after each tree), why
+        growth stopped, and (``keep_path``) a copy of the mixture after each tree."""
+        n = design.n
+        rng = np.random.default_rng(self._seed() + 2)
         hold = float(self.holdout_fraction)
         em_iter, em_tol = int(self.em_max_iter), float(self.em_tol)
         target = int(self.n_trees) if self.n_trees is not None else int(self.max_trees)
-        ones = np.ones(n)
-        parent, _, theta = _learning.learn_structure(design, Yt, ones, tr, lam, hold, rng)
-        _learning.fit_tree(design, Yt, parent, ones, tr, lam, theta)
-        mix = Mixture([parent], [theta], np.ones(1))
+        mix = first.copy()
         curve = [self._validation(design, X, Yd, mix, val)]
+        path = [mix.copy()] if self.keep_path else []
         why = "n_trees" if self.n_trees is not None else "max_trees"
         while mix.K < target:
             P = np.exp(_learning.mixture_log_lik(design, X, mix, Yd, tr))
@@ -464,7 +478,30 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                 why = "validation"
                 break
             mix = cand
-        return mix, curve, why
+            if self.keep_path:
+                path.append(mix.copy())
+        return mix, curve, why, path
+
+    def staged_models(self) -> list[MixtureOfCTBNs]:
+        """With ``keep_path=True``: the mixture after each tree of the growth, as
+        fitted learners (``[k]`` has k + 1 trees). These are the mixtures learned on
+        the internal training part, before the final refit on all the data (the last
+        one is the fitted model before that refit); Figure 3 of the paper is measured
+        on them (``benchmarks/quality_mctbn.py``)."""
+        check_is_fitted(self, "n_labels_")
+        if self.path_ is None:
+            raise ValueError("staged_models needs keep_path=True at fit time")
+        out = []
+        for (coef, V, b, parents), lam in self.path_:
+            m = copy.copy(self)
+            m.coef_, m.parent_coef_, m.intercept_ = coef, V, b
+            m.parents_ = parents.astype(np.int64)
+            m.orders_ = np.stack([_learning.topological_order(p) for p in parents])
+            m.children_ptr_, m.children_ = _learning.children_lists(m.parents_)
+            m.mixture_weights_ = lam
+            m.n_trees_ = int(parents.shape[0])
+            out.append(m)
+        return out
 
     @staticmethod
     def _validation(design: _logistic.Design, X: Any, Yd: np.ndarray, mix: Mixture,

@@ -38,6 +38,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "n_anneal_iter": "sweeps of simulated annealing for the MAP (0: best tree MAP)",
             "anneal_t_start": "annealing temperature of the first sweep",
             "anneal_t_end": "annealing temperature of the last sweep",
+            "keep_path": "keep the mixture after each tree of the growth (staged_models)",
         },
         tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
                              sparse_input=True),

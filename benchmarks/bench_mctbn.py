@@ -1,0 +1,71 @@
+"""Fit time of mc and ctbn against scikit-learn's ClassifierChain(LogisticRegression()),
+side by side in one run, on the same data (the shared train split of yeast and enron).
+
+Prints, per dataset: each learner's fit CPU seconds (process time, so the shared
+machine's load inflates wall time but not this), wall seconds, the load average
+before each fit, and the ratio to the scikit-learn chain. ``ctbn`` and ``mc`` run
+twice: with their defaults (C chosen by internal validation over the grid) and with
+C=1 fixed, which is what the scikit-learn chain uses (like for like). Numba's first
+compilation is excluded (a warm-up fit on a small slice first).
+
+    python benchmarks/bench_mctbn.py [--datasets yeast,enron] [--skip-mc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
+from sklearn.multioutput import ClassifierChain
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MaxAbsScaler
+
+import mlw
+
+MULAN = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mulan"
+
+
+def timed(fit):
+    load = os.getloadavg()[0]
+    c0, w0 = time.process_time(), time.perf_counter()
+    fit()
+    return time.process_time() - c0, time.perf_counter() - w0, load
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", default="yeast,enron")
+    ap.add_argument("--skip-mc", action="store_true")
+    args = ap.parse_args()
+    for name in args.datasets.split(","):
+        ds = mlw.load_dataset(MULAN / f"{name}-train.arff")
+        X = ds.X
+        Y = ds.Y.toarray() if sp.issparse(ds.Y) else np.asarray(ds.Y)
+        mlw.get_learner("mc", C=1.0, n_trees=2, em_max_iter=2).fit(X[:60], Y[:60])  # JIT
+        chain = make_pipeline(MaxAbsScaler(),
+                              ClassifierChain(LogisticRegression(max_iter=1000)))
+        runs = [("sklearn ClassifierChain(LogisticRegression())", lambda: chain.fit(X, Y))]
+        runs.append(("ctbn C=1", lambda: mlw.get_learner("ctbn", C=1.0).fit(X, Y)))
+        runs.append(("ctbn (C by validation)", lambda: mlw.get_learner("ctbn").fit(X, Y)))
+        if not args.skip_mc:
+            runs.append(("mc C=1", lambda: mlw.get_learner("mc", C=1.0).fit(X, Y)))
+            runs.append(("mc (C by validation)", lambda: mlw.get_learner("mc").fit(X, Y)))
+        print(f"\n{name}: {X.shape[0]} x {X.shape[1]} "
+              f"({'CSR' if sp.issparse(X) else 'dense'}), {Y.shape[1]} labels")
+        print(f"{'learner':48s} {'fit CPU s':>10s} {'wall s':>8s} {'load':>6s} "
+              f"{'CPU ratio':>10s}")
+        base = None
+        for label, fit in runs:
+            cpu, wall, load = timed(fit)
+            base = cpu if base is None else base
+            print(f"{label:48s} {cpu:10.2f} {wall:8.1f} {load:6.1f} {cpu / base:10.2f}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""The mixture-of-CTBNs paper's protocol (Hong, Batal and Hauskrecht, CIKM 2014, Sec. 6):
+10-fold cross-validation on the FULL datasets (each shared train and test split
+concatenated), for mc, ctbn, BR, CC and PCC, all with L2-regularised logistic
+regression whose C is chosen the same way (below). Metrics: exact match (EMA,
+mlw's subset_accuracy), CLL-loss (the paper's sum of -log P(y|x) over each test fold,
+and the per-instance mean), micro and macro F1.
+
+Per fold, explicitly (so `mlw bench` can take it over):
+  1. folds: mlw.iterative_stratification(Y_full, 10, seed=0);
+  2. fit each learner on the other nine folds;
+  3. predict on the fold: mc/ctbn/cc/pcc their joint decision, BR thresholds its
+     marginals at 0.5; log_proba_of of the true label vectors gives the CLL-loss;
+  4. record the metrics, the fit and predict CPU seconds and the load.
+Choosing C: mc and ctbn choose C internally (a 20% internal validation split, the
+grid DEFAULT_CS, ordered search, validation mean log P(y|x)). BR, CC and PCC get the
+very same procedure here (`choose_C`): the same split fraction, grid and search,
+scored by their own log_proba_of on the validation part; then refit on the fold's
+training part. Features are max-abs scaled for every learner (MaxAbsScaler for the
+baselines, the same scaling inside mc/ctbn).
+
+Figure 3: --figure3 grows mc to 20 trees per fold (keep_path=True, C as chosen by
+the fold's default mc fit) and records CLL-loss and EMA after each tree.
+
+    nice -n 10 python benchmarks/quality_mctbn.py --datasets emotions --out R.jsonl
+    python benchmarks/quality_mctbn.py --report R.jsonl [more.jsonl ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+import mlw
+
+ROOT = Path(__file__).resolve().parents[1]
+MULAN = ROOT.parent / "shared" / "datasets" / "mulan"
+LEARNERS = ("mc", "ctbn", "br", "cc", "pcc")
+
+#: The paper's Tables 2-5 (10-fold CV on the full data): EMA, CLL-loss (per fold sum),
+#: micro F1, macro F1 for BR, CC, PCC, SC (our ctbn) and MC.
+PAPER = {
+    "emotions": {"br": (0.265, 153.5, 0.645, 0.632), "cc": (0.268, 169.6, 0.621, 0.620),
+                 "pcc": (0.317, 134.9, 0.664, 0.659), "ctbn": (0.322, 147.4, 0.678, 0.670),
+                 "mc": (0.346, 128.8, 0.693, 0.686)},
+    "yeast": {"br": (0.151, 1500.3, 0.635, 0.457), "cc": (0.193, 2303.8, 0.628, 0.467),
+              "pcc": (0.230, 932.1, 0.645, 0.486), "ctbn": (0.192, 1097.0, 0.631, 0.467),
+              "mc": (0.235, 1000.0, 0.640, 0.477)},
+    "scene": {"br": (0.541, 344.7, 0.696, 0.703), "cc": (0.632, 395.0, 0.697, 0.709),
+              "pcc": (0.666, 258.9, 0.722, 0.729), "ctbn": (0.625, 306.3, 0.717, 0.728),
+              "mc": (0.680, 260.1, 0.745, 0.755)},
+    "enron": {"br": (0.164, 1287.3, 0.551, 0.478), "cc": (0.173, 1293.5, 0.577, 0.484),
+              "pcc": (None, None, None, None), "ctbn": (0.167, 1437.9, 0.552, 0.470),
+              "mc": (0.187, 1224.4, 0.556, 0.470)},
+}
+
+
+def load_full(name: str) -> mlw.Dataset:
+    tr = mlw.load_dataset(MULAN / f"{name}-train.arff")
+    te = mlw.load_dataset(MULAN / f"{name}-test.arff")
+    if sp.issparse(tr.X):
+        X = sp.vstack([tr.X, te.X], format="csr")
+    else:
+        X = np.vstack([tr.X, te.X])
+    Ytr = tr.Y.toarray() if sp.issparse(tr.Y) else tr.Y
+    Yte = te.Y.toarray() if sp.issparse(te.Y) else te.Y
+    return mlw.Dataset(X=X, Y=np.vstack([Ytr, Yte]).astype(np.uint8),
+                       feature_names=tr.feature_names, label_names=tr.label_names, name=name)
+
+
+def baseline(name: str, C: float):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MaxAbsScaler
+
+    base = make_pipeline(MaxAbsScaler(), LogisticRegression(C=C, max_iter=1000))
+    return mlw.get_learner(name, base_estimator=base)
+
+
+def choose_C(name: str, X, Y, seed: int = 0) -> tuple[float, dict[float, float]]:
+    """The C of mc/ctbn's search for a baseline: 20% validation split (the same seeded
+    permutation as the plugin's), grid DEFAULT_CS, ordered search from the middle,
+    validation mean log P(y|x) from the learner's log_proba_of."""
+    from mlw_mctbn.model import DEFAULT_CS
+
+    n = X.shape[0]
+    perm = np.random.default_rng(seed).permutation(n)
+    n_val = min(max(int(round(0.2 * n)), 1), n - 2)
+    val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    grid = sorted(DEFAULT_CS)
+    seen: dict[float, float] = {}
+
+    def at(i: int) -> float:
+        if grid[i] not in seen:
+            model = baseline(name, grid[i]).fit(X[tr], Y[tr])
+            seen[grid[i]] = float(model.log_proba_of(X[val], Y[val]).mean())
+        return seen[grid[i]]
+
+    i = (len(grid) - 1) // 2
+    best = at(i)
+    for step in (1, -1):
+        j, moved = i + step, False
+        while 0 <= j < len(grid) and at(j) > best:
+            best, i, moved = at(j), j, True
+            j += step
+        if moved:
+            break
+    return grid[i], seen
+
+
+def fit_learner(name: str, X, Y):
+    if name in ("mc", "ctbn"):
+        return mlw.get_learner(name).fit(X, Y), {}
+    C, seen = choose_C(name, X, Y)
+    return baseline(name, C).fit(X, Y), {"C": C, "C_search": seen}
+
+
+def metrics_of(model, X, Y) -> dict[str, float]:
+    Yp, S = model.predict_with_scores(X)
+    lp = model.log_proba_of(X, Y)
+    out = mlw.evaluate(Y, Yp, scores=S, log_proba=lp,
+                       metrics=["subset_accuracy", "f1_micro", "f1_macro", "cll_loss"])
+    out["cll_mean"] = out["cll_loss"] / X.shape[0]
+    return out
+
+
+def run(datasets: list[str], learners: list[str], out: Path, folds: list[int] | None,
+        figure3: bool) -> None:
+    for ds_name in datasets:
+        ds = load_full(ds_name)
+        fold_of = mlw.iterative_stratification(ds.Y, 10, seed=0)
+        for f in folds if folds is not None else range(10):
+            tr, te = np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)
+            Xtr, Ytr, Xte, Yte = ds.X[tr], ds.Y[tr], ds.X[te], ds.Y[te]
+            for name in learners:
+                load0 = os.getloadavg()[0]
+                c0, w0 = time.process_time(), time.time()
+                model, extra = fit_learner(name, Xtr, Ytr)
+                fit_cpu, fit_wall = time.process_time() - c0, time.time() - w0
+                c0 = time.process_time()
+                rec = metrics_of(model, Xte, Yte)
+                rec.update(dataset=ds_name, learner=name, fold=f, n_test=len(te),
+                           fit_cpu=fit_cpu, fit_wall=fit_wall,
+                           predict_cpu=time.process_time() - c0, load=load0, **extra)
+                if name in ("mc", "ctbn"):
+                    rec["C"] = model.C_
+                    rec["C_search"] = {str(k): v for k, v in model.C_search_.items()}
+                if name == "mc":
+                    rec.update(n_trees=model.n_trees_, stopped=model.stopped_because_,
+                               validation_curve=model.validation_curve_)
+                if "C_search" in rec:
+                    rec["C_search"] = {str(k): v for k, v in rec["C_search"].items()}
+                _write(out, rec)
+                print(f"{ds_name} fold {f} {name}: EMA {rec['subset_accuracy']:.3f} "
+                      f"CLL {rec['cll_loss']:.1f} fit {fit_cpu:.1f}s CPU (load {load0:.1f})",
+                      file=sys.stderr, flush=True)
+                if figure3 and name == "mc":
+                    c0 = time.process_time()
+                    grown = mlw.get_learner("mc", C=model.C_, n_trees=20,
+                                            keep_path=True).fit(Xtr, Ytr)
+                    for k, staged in enumerate(grown.staged_models(), start=1):
+                        r = metrics_of(staged, Xte, Yte)
+                        _write(out, {"dataset": ds_name, "learner": "mc_path", "fold": f,
+                                     "n_trees": k, "C": model.C_, **r})
+                    print(f"  figure 3 path: {time.process_time() - c0:.1f}s CPU",
+                          file=sys.stderr, flush=True)
+
+
+def _write(out: Path, rec: dict) -> None:
+    with open(out, "a") as fh:
+        fh.write(json.dumps(rec, default=float) + "\n")
+
+
+def report(paths: list[Path]) -> None:
+    recs = [json.loads(line) for p in paths for line in open(p) if line.strip()]
+    main = [r for r in recs if r["learner"] in LEARNERS]
+    print("| dataset | learner | folds | EMA (paper) | CLL-loss per fold (paper) | CLL per "
+          "instance | micro F1 (paper) | macro F1 (paper) | fit CPU s/fold |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for ds in PAPER:
+        for name in LEARNERS:
+            rs = [r for r in main if r["dataset"] == ds and r["learner"] == name]
+            if not rs:
+                continue
+            p = PAPER[ds][name]
+
+            def col(key: str, i: int, fmt: str) -> str:
+                ours = format(np.mean([r[key] for r in rs]), fmt)
+                return f"{ours} ({format(p[i], fmt) if p[i] is not None else '-'})"
+
+            print(f"| {ds} | {name} | {len(rs)} | {col('subset_accuracy', 0, '.3f')} | "
+                  f"{col('cll_loss', 1, '.1f')} | {np.mean([r['cll_mean'] for r in rs]):.3f} | "
+                  f"{col('f1_micro', 2, '.3f')} | {col('f1_macro', 3, '.3f')} | "
+                  f"{np.mean([r['fit_cpu'] for r in rs]):.1f} |")
+    mcs = [r for r in main if r["learner"] == "mc"]
+    if mcs:
+        print("\nmc: trees chosen per fold, and C")
+        for ds in PAPER:
+            rs = [r for r in mcs if r["dataset"] == ds]
+            if rs:
+                print(f"- {ds}: trees {[r['n_trees'] for r in rs]}, C {[r['C'] for r in rs]}")
+    path = [r for r in recs if r["learner"] == "mc_path"]
+    if path:
+        print("\n| dataset | trees | CLL-loss per fold | EMA | folds |")
+        print("|---|---|---|---|---|")
+        for ds in PAPER:
+            for k in range(1, 21):
+                rs = [r for r in path if r["dataset"] == ds and r["n_trees"] == k]
+                if rs:
+                    print(f"| {ds} | {k} | {np.mean([r['cll_loss'] for r in rs]):.1f} | "
+                          f"{np.mean([r['subset_accuracy'] for r in rs]):.3f} | {len(rs)} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", default="emotions,yeast,scene,enron")
+    ap.add_argument("--learners", default=",".join(LEARNERS))
+    ap.add_argument("--folds", default=None, help="e.g. 0,1,2 (default: all ten)")
+    ap.add_argument("--figure3", action="store_true")
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--report", type=Path, nargs="+")
+    args = ap.parse_args()
+    if args.report:
+        report(args.report)
+        return
+    if args.out is None:
+        ap.error("--out is required (a .jsonl file, appended to)")
+    folds = [int(f) for f in args.folds.split(",")] if args.folds else None
+    run(args.datasets.split(","), args.learners.split(","), args.out, folds, args.figure3)
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"total CPU {ru.ru_utime + ru.ru_stime:.0f}s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
