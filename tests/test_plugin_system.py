@@ -236,3 +236,76 @@ def test_plugin_info_as_dict_lists_only_nonempty_kinds(install_plugins) -> None:
                  "error": d["error"], "registers": {}}
     assert np.isin(list(_info(pm, "good").as_dict()["registers"]),
                    ["learner", "threshold", "metric", "loader", "generator"]).all()
+
+
+def test_a_string_factory_is_imported_on_first_use_and_names_its_plugin_when_broken(
+        fresh_plugins) -> None:
+    class Lazy:
+        @mlw.hookimpl
+        def mlw_register_learners(self, register):
+            register(mlw.LearnerSpec("lazy_ok", "mlwtest_good:PriorLearner", "lazy",
+                                     param_docs={"smoothing": "Laplace smoothing"}))
+            register(mlw.LearnerSpec("lazy_missing", "mlwtest_no_such_module:X", "missing"))
+            register(mlw.LearnerSpec("lazy_docs", "mlwtest_good:PriorLearner", "bad docs",
+                                     param_docs={"nope": "?"}))
+
+    fresh_plugins.register(Lazy(), name="lazy", distribution="mlw-lazy", version="1.0")
+    assert _info(fresh_plugins, "lazy").status == "ok"  # registering imported nothing
+    learner = mlw.get_learner("lazy_ok", smoothing=1.0)
+    assert type(learner).__name__ == "PriorLearner" and learner.smoothing == 1.0
+    with pytest.raises(mlw.PluginError, match="learner 'lazy_missing' of plugin 'lazy': "
+                                              "cannot import 'mlwtest_no_such_module:X'"):
+        mlw.get_learner("lazy_missing")
+    with pytest.raises(mlw.PluginError, match=r"learner 'lazy_docs' of plugin 'lazy': "
+                                              r"param_docs names \['nope'\]"):
+        mlw.get_learner("lazy_docs")
+    with pytest.raises(mlw.RegistrationError, match="not an import path"):
+        mlw.LearnerSpec("x", "no colon here", "d").validate()
+
+
+def test_every_installed_learner_and_threshold_loads_and_states_its_tags() -> None:
+    """What the installed plugins registered by import path really exists, its
+    param_docs match the signature, and the tags come from the class."""
+    from mlw.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    for name, spec in pm.learners().items():
+        cls = spec.learner_class()
+        assert spec.tags == mlw.LearnerTags.of(cls), name
+        assert set(spec.param_docs) <= set(spec.signature_params()), name
+    for name, spec in pm.thresholds().items():
+        assert callable(spec.load()), name
+
+
+_COLD_LISTING = r"""
+import importlib, json, sys
+from importlib import metadata
+for ep in metadata.entry_points(group="mlw"):
+    importlib.import_module(ep.value)
+import mlw
+infos = mlw.list_plugins()
+estimators = {spec.factory.split(":")[0] for spec in mlw.list_learners().values()
+              if isinstance(spec.factory, str)}
+heavy = sorted(m for m in sys.modules
+               if m.split(".")[0] in ("sklearn", "numba") or m in estimators)
+print(json.dumps({"plugins": [i.name for i in infos if i.status == "ok"],
+                  "estimators": sorted(estimators), "heavy": heavy}))
+"""
+
+
+def test_registering_and_listing_plugins_imports_no_estimator_numba_or_sklearn() -> None:
+    """docs/writing-plugins.md promises cheap registration: importing every installed
+    ``*.plugin`` module and listing the plugins (which runs every registration hook)
+    loads no estimator module, no numba and no scikit-learn. A fresh interpreter, so
+    nothing imported by other tests hides a regression."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _COLD_LISTING], capture_output=True,
+                         text=True, check=True, timeout=120)
+    found = json.loads(out.stdout)
+    assert {"baselines", "lcif", "xdcc", "lacovac"} <= set(found["plugins"])
+    assert {"mlw_xdcc.xdcc", "mlw_lcif.model", "mlw_baselines.binary_relevance"} <= set(
+        found["estimators"])  # every learner of these plugins is registered by import path
+    assert found["heavy"] == []

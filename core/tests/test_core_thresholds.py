@@ -279,10 +279,13 @@ def test_stored_zero_scores_never_predict_a_label(top_label):
                                   [[0, 0, 0], [0, 1, 0], [1, 0, 0]])
 
 
-def test_strategy_objects_say_whether_they_need_training_scores_like_their_spec():
-    for name, spec in mlw.list_thresholds().items():
-        if name in {"fixed", "pcut", "cardinality", "one_threshold"}:
-            assert spec.factory().needs_training_scores is spec.needs_training_scores
+def test_a_spec_reads_whether_training_scores_are_needed_from_the_strategy_class():
+    needs = {name: spec.needs_training_scores for name, spec in mlw.list_thresholds().items()
+             if name in {"fixed", "pcut", "cardinality", "one_threshold"}}
+    assert needs == {"fixed": False, "pcut": False, "cardinality": True, "one_threshold": True}
+    for name in needs:
+        spec = mlw.list_thresholds()[name]
+        assert spec.create().needs_training_scores is spec.needs_training_scores
 
 
 @pytest.mark.parametrize("top_label", [True, False])

@@ -29,6 +29,8 @@ class PriorLearner(mlw.MultiLabelLearner):
 class HalfThreshold:
     """Predict a label when its score is at least 0.5 (no training needed)."""
 
+    needs_training_scores = False
+
     def fit(self, scores: Any = None, Y: Any = None) -> HalfThreshold:
         return self
 
@@ -60,8 +62,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
 
 @mlw.hookimpl
 def mlw_register_thresholds(register: Callable[[mlw.ThresholdSpec], None]) -> None:
-    register(mlw.ThresholdSpec("fixture_half", HalfThreshold, "score >= 0.5",
-                               needs_training_scores=False))
+    register(mlw.ThresholdSpec("fixture_half", HalfThreshold, "score >= 0.5"))
 
 
 @mlw.hookimpl

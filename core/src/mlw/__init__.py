@@ -4,73 +4,150 @@
 >>> train = mlw.load_dataset("emotions")                      # doctest: +SKIP
 >>> learner = mlw.get_learner("br").fit(train.X, train.Y)     # doctest: +SKIP
 >>> mlw.cross_validate(mlw.get_learner("br"), train, k=5).metrics  # doctest: +SKIP
+
+Every public name is importable from ``mlw`` itself. ``import mlw`` loads only the hook
+specifications and the registration types: the rest (numpy, scikit-learn, numba
+kernels) is imported on first use of a name (PEP 562), so registering a plugin and
+starting the ``mlw`` command stay cheap.
 """
 
-from mlw.api import (
-    generate_dataset,
-    get_learner,
-    get_threshold,
-    list_generators,
-    list_learners,
-    list_loaders,
-    list_metrics,
-    list_plugins,
-    list_thresholds,
-)
-from mlw.dataset import Dataset
-from mlw.evaluation import evaluate
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from mlw.hookspecs import hookimpl
-from mlw.io import load_dataset
-from mlw.learner import MultiLabelLearner
-from mlw.metrics.context import EvalContext
-from mlw.model_selection import (
-    EvaluationResult,
-    FoldResult,
-    IterativeStratifiedKFold,
-    cross_validate,
-    holdout,
-    iterative_stratification,
-)
-from mlw.persistence import (
-    ModelFileError,
-    ModelVersionError,
-    ModelVersionWarning,
-    load_model,
-    read_header,
-    save_model,
-)
-from mlw.plugins import PluginInfo, UnknownNameError
 from mlw.registry import (
     GeneratorSpec,
     LearnerSpec,
     LearnerTags,
     LoaderSpec,
     MetricSpec,
+    PluginError,
     RegistrationError,
     ThresholdSpec,
 )
 
 __version__ = "0.1.0"
 
+#: Public name -> the module that defines it (imported when the name is first used).
+_LAZY: dict[str, str] = {
+    "generate_dataset": "mlw.api",
+    "get_learner": "mlw.api",
+    "get_threshold": "mlw.api",
+    "list_generators": "mlw.api",
+    "list_learners": "mlw.api",
+    "list_loaders": "mlw.api",
+    "list_metrics": "mlw.api",
+    "list_plugins": "mlw.api",
+    "list_thresholds": "mlw.api",
+    "Dataset": "mlw.dataset",
+    "evaluate": "mlw.evaluation",
+    "EvalContext": "mlw.metrics.context",
+    "load_dataset": "mlw.io",
+    "DatasetNotFoundError": "mlw.io.load",
+    "MultiLabelLearner": "mlw.learner",
+    "EvaluationResult": "mlw.model_selection",
+    "FoldResult": "mlw.model_selection",
+    "IterativeStratifiedKFold": "mlw.model_selection",
+    "cross_validate": "mlw.model_selection",
+    "holdout": "mlw.model_selection",
+    "iterative_stratification": "mlw.model_selection",
+    "ModelFileError": "mlw.persistence",
+    "ModelVersionError": "mlw.persistence",
+    "ModelVersionWarning": "mlw.persistence",
+    "load_model": "mlw.persistence",
+    "read_header": "mlw.persistence",
+    "save_model": "mlw.persistence",
+    "PluginInfo": "mlw.plugins",
+    "UnknownNameError": "mlw.plugins",
+    "check_param": "mlw.validation",
+    "to_jsonable": "mlw.jsonsafe",
+}
+
+#: Subpackages and modules reachable as attributes (``mlw.plugins.get_plugin_manager``).
+_SUBMODULES = frozenset({
+    "api", "dataset", "evaluation", "hookspecs", "io", "jsonsafe", "learner", "metrics",
+    "model_selection", "persistence", "plugins", "registry", "thresholds",
+    "validation",
+})
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"mlw.{name}")
+    raise AttributeError(f"module 'mlw' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see
+    from mlw.api import (
+        generate_dataset,
+        get_learner,
+        get_threshold,
+        list_generators,
+        list_learners,
+        list_loaders,
+        list_metrics,
+        list_plugins,
+        list_thresholds,
+    )
+    from mlw.dataset import Dataset
+    from mlw.evaluation import evaluate
+    from mlw.io import load_dataset
+    from mlw.io.load import DatasetNotFoundError
+    from mlw.jsonsafe import to_jsonable
+    from mlw.learner import MultiLabelLearner
+    from mlw.metrics.context import EvalContext
+    from mlw.model_selection import (
+        EvaluationResult,
+        FoldResult,
+        IterativeStratifiedKFold,
+        cross_validate,
+        holdout,
+        iterative_stratification,
+    )
+    from mlw.persistence import (
+        ModelFileError,
+        ModelVersionError,
+        ModelVersionWarning,
+        load_model,
+        read_header,
+        save_model,
+    )
+    from mlw.plugins import PluginInfo, UnknownNameError
+    from mlw.validation import check_param
+
 __all__ = [
     "Dataset",
+    "DatasetNotFoundError",
     "EvalContext",
     "EvaluationResult",
     "FoldResult",
-    "IterativeStratifiedKFold",
-    "ModelFileError",
-    "ModelVersionError",
-    "ModelVersionWarning",
     "GeneratorSpec",
+    "IterativeStratifiedKFold",
     "LearnerSpec",
     "LearnerTags",
     "LoaderSpec",
     "MetricSpec",
+    "ModelFileError",
+    "ModelVersionError",
+    "ModelVersionWarning",
     "MultiLabelLearner",
+    "PluginError",
     "PluginInfo",
     "RegistrationError",
     "ThresholdSpec",
     "UnknownNameError",
+    "check_param",
     "cross_validate",
     "evaluate",
     "generate_dataset",
@@ -89,4 +166,5 @@ __all__ = [
     "load_model",
     "read_header",
     "save_model",
+    "to_jsonable",
 ]

@@ -27,12 +27,12 @@ def get_learner(name: str, **params: Any) -> Any:
     if unknown:
         raise ValueError(f"learner {name!r} has no parameter {', '.join(map(repr, unknown))} "
                          f"(parameters: {', '.join(known) or 'none'})")
-    return spec.factory(**params)
+    return spec.create(**params)
 
 
 def get_threshold(name: str, **options: Any) -> Any:
     """An unfitted thresholding strategy registered under ``name``."""
-    return get_plugin_manager().threshold(name).factory(**options)
+    return get_plugin_manager().threshold(name).create(**options)
 
 
 def list_learners() -> dict[str, LearnerSpec]:

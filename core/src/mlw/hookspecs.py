@@ -35,12 +35,13 @@ def mlw_register_learners(register: Callable[[LearnerSpec], None]) -> None:
 
     Call ``register(LearnerSpec(...))`` once per learner. The spec names the learner
     (a lowercase identifier such as ``"xdcc"``, unique across all plugins), its
-    ``factory`` (a class following scikit-learn's estimator conventions, usually a
-    subclass of :class:`mlw.MultiLabelLearner`), a one-line ``description``, the
-    documentation of each constructor parameter in ``param_docs`` (defaults are read
-    from the factory's signature) and :class:`mlw.LearnerTags` saying whether it
-    predicts scores, makes a joint label-set decision, takes sparse input, needs
-    numeric features, or returns sparse output.
+    ``factory`` (the import path ``"package.module:Class"`` of a class following
+    scikit-learn's estimator conventions, usually a subclass of
+    :class:`mlw.MultiLabelLearner`, imported on first use so that registering stays
+    cheap; or the class itself), a one-line ``description`` and the documentation of
+    each constructor parameter in ``param_docs`` (defaults are read from the factory's
+    signature). What the learner can do (:class:`mlw.LearnerTags`: scores, joint
+    decision, ``log_proba_of``, sparse input and output, NaN) is read from its class.
     """
 
 
@@ -48,10 +49,11 @@ def mlw_register_learners(register: Callable[[LearnerSpec], None]) -> None:
 def mlw_register_thresholds(register: Callable[[ThresholdSpec], None]) -> None:
     """Register thresholding strategies, which turn label scores into 0/1 label sets.
 
-    Call ``register(ThresholdSpec(name, factory, description))``. ``factory(**options)``
-    returns an object with ``fit(scores, Y) -> self`` (``scores`` are the learner's
-    scores on its training data, or ``None`` when the strategy declares
-    ``needs_training_scores=False``) and ``predict(scores) -> Y`` (0/1, dense uint8 or
+    Call ``register(ThresholdSpec(name, factory, description))``. ``factory`` (the
+    strategy class or its import path ``"package.module:Class"``) builds, from keyword
+    options, an object with ``fit(scores, Y) -> self`` (``scores`` are the learner's
+    scores on its training data, or ``None`` when the class sets
+    ``needs_training_scores = False``) and ``predict(scores) -> Y`` (0/1, dense uint8 or
     CSR like the scores). The core registers ``fixed``, ``pcut``, ``cardinality`` and
     ``one_threshold`` through this hook.
     """

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from mlw.registry import LearnerTags
 from mlw.validation import check_X, check_Y
 
 
@@ -21,11 +22,15 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     - ``_fit(X, Y)``: learn from validated ``X`` (float64 ndarray or canonical CSR) and
       ``Y`` (uint8 ndarray or CSR, shape (n, L));
     - ``_predict_proba(X)``: marginal probability (or a score in [0, 1]) per label;
+      a learner without scores leaves it out;
     - ``_predict(X)``, only when the class sets ``_joint_prediction = True``: the
       method's own joint label-set decision;
+    - ``_predict_with_scores(X) -> (Y_pred, scores)``, for joint learners with scores:
+      the decision and the marginals from ONE pass (the default runs ``_predict`` and
+      ``_predict_proba``, two passes; evaluation calls this once per test set);
     - joint models also define a public ``log_proba_of(X, Y) -> (n,)`` (log P(y|x));
       learners without a joint model must not have that attribute, since evaluation
-      uses ``hasattr(learner, "log_proba_of")`` to decide whether ``cll_loss`` applies;
+      uses it to decide whether ``cll_loss`` applies;
     - optionally ``_training_scores(X, Y)``: the scores a threshold is tuned on
       (default: ``_predict_proba`` on the training data).
 
@@ -33,16 +38,38 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     registered thresholding strategy (or holding a strategy object); ``fit`` tunes it
     and ``predict`` applies it to ``predict_proba``.
 
+    What a learner can do is stated once, here on the class, and read by
+    :class:`mlw.LearnerTags` (``mlw learners``, the evaluation's checks) and by
+    scikit-learn's ``__sklearn_tags__``:
+
     Class attributes
     ----------------
     _joint_prediction : bool
         ``predict`` calls ``_predict`` instead of thresholding scores.
     _allow_nan : bool
         NaN in ``X`` is accepted as a missing value.
+    _sparse_input : bool
+        CSR ``X`` is used as is, never densified (default True).
+    _sparse_output : bool
+        CSR ``Y`` in ``fit`` gives CSR predictions and scores.
     """
 
     _joint_prediction: ClassVar[bool] = False
     _allow_nan: ClassVar[bool] = False
+    _sparse_input: ClassVar[bool] = True
+    _sparse_output: ClassVar[bool] = False
+
+    @classmethod
+    def _mlw_tags(cls) -> LearnerTags:
+        """The class's capabilities (see :class:`mlw.LearnerTags`)."""
+        return LearnerTags(
+            predicts_scores=cls._predict_proba is not MultiLabelLearner._predict_proba,
+            joint=cls._joint_prediction,
+            log_proba=callable(getattr(cls, "log_proba_of", None)),
+            sparse_input=cls._sparse_input,
+            sparse_output=cls._sparse_output,
+            allow_nan=cls._allow_nan,
+        )
 
     # -- scikit-learn plumbing ----------------------------------------------------------
     def __sklearn_tags__(self) -> Any:
@@ -50,7 +77,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_label = True
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = False
-        tags.input_tags.sparse = True
+        tags.input_tags.sparse = self._sparse_input
         tags.input_tags.allow_nan = self._allow_nan
         return tags
 
@@ -77,6 +104,9 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         Y = check_Y(Y, n_rows=X.shape[0])
         if X.shape[0] == 0:
             raise ValueError("cannot fit on an empty dataset (0 instances)")
+        if X.shape[1] == 0:
+            raise ValueError("cannot fit on 0 features (X has shape "
+                             f"{X.shape[0]}x0)")
         if Y.shape[1] == 0:
             raise ValueError("cannot fit with 0 labels")
         self.n_features_in_ = int(X.shape[1])
@@ -103,19 +133,14 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         return self.threshold_.predict(self._predict_proba(X))
 
     def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
-        """``(predict(X), predict_proba(X))`` from one pass: a thresholded learner
-        computes its scores once instead of twice (evaluation uses this). The scores
-        are ``None`` for a learner that has none."""
+        """``(predict(X), predict_proba(X))`` from one pass over ``X`` (evaluation uses
+        this). The scores are ``None`` for a learner that has none."""
         check_is_fitted(self, "n_labels_")
         X = self._validate_X(X, reset=False)
         if not self._joint_prediction:
             scores = self._predict_proba(X)
             return self.threshold_.predict(scores), scores
-        try:
-            scores = self._predict_proba(X)
-        except NotImplementedError:
-            scores = None
-        return self._predict(X), scores
+        return self._predict_with_scores(X)
 
     # -- hooks for subclasses ------------------------------------------------------------------
     def _fit(self, X: Any, Y: Any) -> None:  # pragma: no cover - abstract
@@ -126,6 +151,13 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
 
     def _predict(self, X: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _predict_with_scores(self, X: Any) -> tuple[Any, Any]:
+        """Joint learners: ``(_predict(X), _predict_proba(X))``. Override it to compute
+        both in one pass; this default makes two (or one, without scores)."""
+        if not self._mlw_tags().predicts_scores:
+            return self._predict(X), None
+        return self._predict(X), self._predict_proba(X)
 
     def _training_scores(self, X: Any, Y: Any) -> Any:
         return self._predict_proba(X)
@@ -144,7 +176,7 @@ def make_threshold(choice: Any) -> tuple[Any, bool]:
 
     if isinstance(choice, str):
         spec = get_plugin_manager().threshold(choice)
-        return spec.factory(), spec.needs_training_scores
+        return spec.create(), spec.needs_training_scores
     if hasattr(choice, "fit") and hasattr(choice, "predict"):
         import copy
 

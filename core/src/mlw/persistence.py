@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from mlw._atomic import atomic_write
+from mlw.jsonsafe import to_jsonable
 from mlw.plugins import CORE_DISTRIBUTION, get_plugin_manager
 
 __all__ = [
@@ -65,24 +66,17 @@ class ModelVersionWarning(UserWarning):
 
 def learner_name_of(model: Any) -> str | None:
     """The registered learner name whose factory is ``type(model)``, if any."""
-    for name, spec in get_plugin_manager().learners().items():
-        if spec.factory is type(model):
+    cls = type(model)
+    specs = get_plugin_manager().learners()
+    for name, spec in specs.items():  # without importing any other plugin's learners
+        if spec.factory is cls or spec.factory == f"{cls.__module__}:{cls.__qualname__}":
             return name
+    top = cls.__module__.split(".")[0]
+    for name, spec in specs.items():  # a path through a re-export of the same package
+        if isinstance(spec.factory, str) and spec.factory.split(".")[0].split(":")[0] == top:
+            if spec.load() is cls:
+                return name
     return None
-
-
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if value == value and abs(value) != float("inf") else repr(value)
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if hasattr(value, "item") and getattr(value, "shape", None) == ():
-        return _jsonable(value.item())
-    return repr(value)
 
 
 def save_model(model: Any, path: str | os.PathLike[str], *,
@@ -117,9 +111,9 @@ def save_model(model: Any, path: str | os.PathLike[str], *,
         "learner": name,
         "learner_class": f"{type(model).__module__}.{type(model).__qualname__}",
         "learner_distribution": owner.distribution if owner else None,
-        "params": _jsonable(params),
+        "params": to_jsonable(params),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "metadata": _jsonable(metadata or {}),
+        "metadata": to_jsonable(metadata or {}),
     }
     blob = json.dumps(header, sort_keys=True).encode("utf-8")
     target = Path(path)

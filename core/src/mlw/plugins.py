@@ -15,6 +15,7 @@ plugin is not imported at all and shows as ``disabled``.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import os
@@ -278,6 +279,8 @@ class PluginManager:
                 )
             checked: Any = spec
             checked.validate()
+            if hasattr(checked, "plugin"):  # lazy factories name their plugin in errors
+                checked = dataclasses.replace(checked, plugin=info.name)
             if any(k == kind and n == checked.name for k, n, _ in staged):
                 raise RegistrationError(f"plugin {info.name!r} registers {kind} "
                                         f"{checked.name!r} twice")

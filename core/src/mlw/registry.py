@@ -3,6 +3,7 @@ thresholding strategies, dataset loaders and generators."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 from collections.abc import Callable, Mapping
@@ -35,36 +36,58 @@ def _check_callable(kind: str, name: str, attr: str, value: object) -> None:
 
 @dataclass(frozen=True)
 class LearnerTags:
-    """What a learner can do, shown by ``mlw list-plugins`` and used by the CLI.
+    """What a learner can do, *derived from its class* (:meth:`of`): a plugin author
+    states each fact once, on the class, and ``mlw learners`` and the core's evaluation
+    checks read it from here.
 
     Attributes
     ----------
     predicts_scores : bool
-        ``predict_proba`` returns a per-label score in [0, 1].
+        ``predict_proba`` returns a per-label score in [0, 1] (an
+        :class:`mlw.MultiLabelLearner` that implements ``_predict_proba``).
     joint : bool
-        ``predict`` is the method's own joint label-set decision (not a threshold).
+        ``predict`` is the method's own joint label-set decision, not a threshold
+        (class attribute ``_joint_prediction``).
     log_proba : bool
-        The learner exposes ``log_proba_of(X, Y)`` (needed for ``cll_loss``).
+        The learner has ``log_proba_of(X, Y)`` (needed for ``cll_loss``).
     sparse_input : bool
-        ``fit``/``predict`` take CSR ``X`` without densifying it.
-    numeric_only : bool
-        Needs numeric features (all mlw loaders give numeric X, so this is informative).
+        ``fit``/``predict`` take CSR ``X`` without densifying it (``_sparse_input``).
     sparse_output : bool
-        Returns CSR from ``predict``/``predict_proba`` when fitted on CSR ``Y``.
+        Returns CSR from ``predict``/``predict_proba`` when fitted on CSR ``Y``
+        (``_sparse_output``).
     allow_nan : bool
-        Accepts NaN in ``X`` as missing values.
+        Accepts NaN in ``X`` as missing values (``_allow_nan``).
     """
 
     predicts_scores: bool = True
     joint: bool = False
     log_proba: bool = False
     sparse_input: bool = True
-    numeric_only: bool = True
     sparse_output: bool = False
     allow_nan: bool = False
 
     def as_list(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if v]
+
+    @classmethod
+    def of(cls, learner_class: type) -> LearnerTags:
+        """The tags a learner class states: an :class:`mlw.MultiLabelLearner` subclass
+        answers through its ``_mlw_tags()``; any other estimator class is read from the
+        same class attributes, with ``predict_proba`` deciding ``predicts_scores``."""
+        own = getattr(learner_class, "_mlw_tags", None)
+        if callable(own):
+            tags = own()
+            if not isinstance(tags, LearnerTags):
+                raise TypeError(f"{learner_class.__name__}._mlw_tags() must return LearnerTags")
+            return tags
+        return cls(
+            predicts_scores=hasattr(learner_class, "predict_proba"),
+            joint=bool(getattr(learner_class, "_joint_prediction", False)),
+            log_proba=callable(getattr(learner_class, "log_proba_of", None)),
+            sparse_input=bool(getattr(learner_class, "_sparse_input", True)),
+            sparse_output=bool(getattr(learner_class, "_sparse_output", False)),
+            allow_nan=bool(getattr(learner_class, "_allow_nan", False)),
+        )
 
 
 @dataclass(frozen=True)
@@ -76,45 +99,120 @@ class ParamInfo:
     doc: str
 
 
+def _import_object(path: str) -> Any:
+    """The object named by ``"package.module:attribute"``."""
+    module_name, _, attr = path.partition(":")
+    module = importlib.import_module(module_name)
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class PluginError(RuntimeError):
+    """A plugin's own defect found after registration: its factory cannot be imported,
+    or what it registered disagrees with the class (the message names the plugin)."""
+
+
+def _owner(plugin: str | None) -> str:
+    return f"plugin {plugin!r}" if plugin else "its plugin"
+
+
+def _check_factory(kind: str, name: str, factory: object) -> None:
+    """A factory is a callable or an import path ``"package.module:attribute"``."""
+    if isinstance(factory, str):
+        if not _IMPORT_PATH.match(factory):
+            raise RegistrationError(f"{kind} {name!r}: factory {factory!r} is not an import "
+                                    f"path like 'package.module:Class'")
+    else:
+        _check_callable(kind, name, "factory", factory)
+
+
+def _load_factory(kind: str, name: str, factory: Any, plugin: str | None) -> Any:
+    """The callable a factory names, importing an import path."""
+    if not isinstance(factory, str):
+        return factory
+    try:
+        obj = _import_object(factory)
+    except Exception as exc:
+        raise PluginError(f"{kind} {name!r} of {_owner(plugin)}: cannot import {factory!r} "
+                          f"({type(exc).__name__}: {exc})") from exc
+    if not callable(obj):
+        raise PluginError(f"{kind} {name!r} of {_owner(plugin)}: {factory!r} is not callable")
+    return obj
+
+
 @dataclass(frozen=True)
 class LearnerSpec:
     """A learner registration.
 
-    ``factory(**params)`` builds an unfitted estimator. ``param_docs`` documents every
-    parameter the factory takes; the defaults are read from the factory's signature,
-    so documentation and code cannot drift apart.
+    ``factory`` is the estimator class (or a callable building one) or, so that
+    registering imports nothing heavy, its import path ``"package.module:Class"``,
+    imported on first use (:meth:`load`). ``factory(**params)`` builds an unfitted
+    estimator. ``param_docs`` documents every parameter the factory takes; the
+    defaults are read from the factory's signature and the :class:`LearnerTags` from
+    its class, so documentation, capabilities and code cannot drift apart.
+
+    ``plugin`` is filled in by the plugin manager with the name of the registering
+    plugin.
     """
 
     name: str
-    factory: Callable[..., Any]
+    factory: Callable[..., Any] | str
     description: str
     param_docs: Mapping[str, str] = field(default_factory=dict)
-    tags: LearnerTags = field(default_factory=LearnerTags)
+    plugin: str | None = field(default=None, compare=False)
+    _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def validate(self) -> None:
+        """Cheap checks at registration (nothing is imported)."""
         _check_name("learner", self.name)
-        _check_callable("learner", self.name, "factory", self.factory)
+        _check_factory("learner", self.name, self.factory)
         if not isinstance(self.description, str) or not self.description.strip():
             raise RegistrationError(f"learner {self.name!r}: description is missing")
-        if not isinstance(self.tags, LearnerTags):
-            raise RegistrationError(f"learner {self.name!r}: tags must be LearnerTags")
-        known = set(self.signature_params())
-        unknown = sorted(set(self.param_docs) - known)
-        if unknown:
-            raise RegistrationError(
-                f"learner {self.name!r}: param_docs names {unknown} that the factory "
-                f"does not take"
-            )
+        if not isinstance(self.param_docs, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.param_docs.items()):
+            raise RegistrationError(f"learner {self.name!r}: param_docs must map parameter "
+                                    f"names to strings")
+        if not isinstance(self.factory, str):  # already imported: check it now
+            unknown = sorted(set(self.param_docs) - set(_signature_params(self.factory)))
+            if unknown:
+                raise RegistrationError(f"learner {self.name!r}: param_docs names {unknown} "
+                                        f"that the factory does not take")
+
+    def load(self) -> Callable[..., Any]:
+        """The factory, imported on first use; checks that ``param_docs`` names only
+        parameters the factory takes. Raises :class:`PluginError` naming the plugin."""
+        if not self._loaded:
+            factory = _load_factory("learner", self.name, self.factory, self.plugin)
+            unknown = sorted(set(self.param_docs) - set(_signature_params(factory)))
+            if unknown:
+                raise PluginError(f"learner {self.name!r} of {_owner(self.plugin)}: "
+                                  f"param_docs names {unknown}, which the factory does not "
+                                  f"take")
+            self._loaded.append(factory)
+        return self._loaded[0]
+
+    def create(self, **params: Any) -> Any:
+        """An unfitted estimator built with ``params``."""
+        return self.load()(**params)
+
+    def learner_class(self) -> type:
+        """The estimator class (for a factory function: the class of what it builds)."""
+        factory = self.load()
+        return factory if inspect.isclass(factory) else type(factory())
+
+    @property
+    def tags(self) -> LearnerTags:
+        """What the learner can do, read from its class (imports the factory)."""
+        return LearnerTags.of(self.learner_class())
 
     def signature_params(self) -> dict[str, Any]:
         """Constructor parameters and their defaults, read from the factory."""
-        target = self.factory.__init__ if inspect.isclass(self.factory) else self.factory
-        out: dict[str, Any] = {}
-        for p in inspect.signature(target).parameters.values():
-            if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            out[p.name] = None if p.default is p.empty else p.default
-        return out
+        return _signature_params(self.load())
 
     @property
     def params(self) -> tuple[ParamInfo, ...]:
@@ -123,20 +221,52 @@ class LearnerSpec:
         )
 
 
+def _signature_params(factory: Any) -> dict[str, Any]:
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    out: dict[str, Any] = {}
+    for p in inspect.signature(target).parameters.values():
+        if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        out[p.name] = None if p.default is p.empty else p.default
+    return out
+
+
 @dataclass(frozen=True)
 class ThresholdSpec:
-    """A thresholding-strategy registration; ``factory(**options)`` builds one."""
+    """A thresholding-strategy registration.
+
+    ``factory`` is the strategy class (or a callable building one) or its import path
+    ``"package.module:Class"``, imported on first use; ``factory(**options)`` builds an
+    unfitted strategy. Whether ``fit`` needs the learner's training scores is read from
+    the strategy's class attribute ``needs_training_scores`` (default True).
+    """
 
     name: str
-    factory: Callable[..., Any]
+    factory: Callable[..., Any] | str
     description: str
-    needs_training_scores: bool = True
+    plugin: str | None = field(default=None, compare=False)
+    _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def validate(self) -> None:
         _check_name("threshold", self.name)
-        _check_callable("threshold", self.name, "factory", self.factory)
+        _check_factory("threshold", self.name, self.factory)
         if not isinstance(self.description, str) or not self.description.strip():
             raise RegistrationError(f"threshold {self.name!r}: description is missing")
+
+    def load(self) -> Callable[..., Any]:
+        """The factory, imported on first use (:class:`PluginError` if it cannot be)."""
+        if not self._loaded:
+            self._loaded.append(_load_factory("threshold", self.name, self.factory,
+                                              self.plugin))
+        return self._loaded[0]
+
+    def create(self, **options: Any) -> Any:
+        """An unfitted strategy built with ``options``."""
+        return self.load()(**options)
+
+    @property
+    def needs_training_scores(self) -> bool:
+        return bool(getattr(self.load(), "needs_training_scores", True))
 
 
 MetricNeeds = Literal["labels", "scores", "joint"]

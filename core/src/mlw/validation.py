@@ -106,3 +106,82 @@ def check_scores(S: Any, *, what: str = "scores",
 def check_same_shape(A: Any, B: Any, what_a: str, what_b: str) -> None:
     if A.shape != B.shape:
         raise ValueError(f"{what_a} has shape {A.shape} but {what_b} has shape {B.shape}")
+
+
+_KIND_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
+def check_param(name: str, value: Any, kind: type = float, *, low: float | None = None,
+                high: float | None = None, low_open: bool = False, high_open: bool = False,
+                choices: Any = None, allow_none: bool = False) -> Any:
+    """Check one scalar parameter of a learner or strategy; return it as ``kind``.
+
+    The one check every estimator uses for its scalar parameters (called in ``fit``,
+    as scikit-learn's conventions want), so every message reads the same way:
+    ``parameter 'k' must be an integer >= 1, got 0``.
+
+    Parameters
+    ----------
+    name : the parameter's name, as the user writes it
+    value : the value given
+    kind : ``int`` (bools refused), ``float`` (ints accepted), ``bool`` or ``str``
+    low, high : bounds, inclusive unless ``low_open`` / ``high_open``
+    choices : the allowed values (for strings: matched exactly)
+    allow_none : ``None`` is a valid value (returned as is)
+
+    Examples
+    --------
+    >>> check_param("k", 3, int, low=1)
+    3
+    >>> check_param("lam", 1, float, low=0, high=1)
+    1.0
+    >>> check_param("k", 0, int, low=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: parameter 'k' must be an integer >= 1, got 0
+    """
+    if value is None and allow_none:
+        return None
+    what = _KIND_NAMES.get(kind, kind.__name__)
+    bounds = []
+    if low is not None:
+        bounds.append(f"{'>' if low_open else '>='} {low:g}")
+    if high is not None:
+        bounds.append(f"{'<' if high_open else '<='} {high:g}")
+    if choices is not None:
+        bounds.append("one of " + ", ".join(repr(c) for c in choices))
+    expected = what + (" " + " and ".join(bounds) if bounds else "")
+    if allow_none:
+        expected += " or None"
+    message = f"parameter {name!r} must be {expected}, got {value!r}"
+    is_integer = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if kind is int:
+        if not is_integer:
+            raise ValueError(message)
+        value = int(value)
+    elif kind is float:
+        if not (is_integer or isinstance(value, (float, np.floating))) or value != value:
+            raise ValueError(message)
+        value = float(value)
+    elif kind is bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(message)
+        value = bool(value)
+    elif not isinstance(value, kind):
+        raise ValueError(message)
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(message)
+    if high is not None and (value > high or (high_open and value == high)):
+        raise ValueError(message)
+    if choices is not None and value not in choices:
+        raise ValueError(message)
+    return value
+
+
+def dense_labels(Y: Any) -> np.ndarray:
+    """A label matrix as a dense C-contiguous uint8 array (for methods that need one:
+    a chain's label columns, a label powerset's rows). Only call it where the dense
+    ``n x L`` matrix is what the method works on."""
+    if sp.issparse(Y):
+        return np.ascontiguousarray(Y.toarray(), dtype=np.uint8)
+    return np.ascontiguousarray(Y, dtype=np.uint8)

@@ -30,7 +30,7 @@ def test_template_registers_its_learner_and_metric() -> None:
     assert info.status == "ok", info.error
     assert info.registers["learner"] == ["template_centroid"]
     assert info.registers["metric"] == ["cardinality_error"]
-    assert pm.learner("template_centroid").factory is NearestCentroid
+    assert pm.learner("template_centroid").load() is NearestCentroid
     assert pm.metric("cardinality_error").greater_is_better is False
 
 

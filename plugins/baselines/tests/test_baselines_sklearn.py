@@ -35,7 +35,7 @@ def test_registered_with_full_param_docs_and_tags():
     learners = mlw.list_learners()
     for name, cls in NAMES.items():
         spec = learners[name]
-        assert spec.factory is cls
+        assert spec.load() is cls
         params = spec.signature_params()
         assert set(spec.param_docs) == set(params), name
         assert all(doc.strip() for doc in spec.param_docs.values())

@@ -11,15 +11,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mlw.io._kernels import ERR_LABEL_MISSING, ERR_LABEL_VALUE
-
 # roles of attributes when expanding attribute-level CSR into X and Y
-ROLE_DROP = 0
-ROLE_COPY = 1        # numeric, or binary nominal whose second value is 1: value as is
-ROLE_INVERT = 2      # binary nominal whose FIRST value is 1: absent/0 -> 1, 1 -> 0
-ROLE_ONEHOT = 3      # nominal with k >= 3 values: k 0/1 columns
-ROLE_LABEL_NOM = 4   # label, binary nominal; one_code says which code is 1
-ROLE_LABEL_NUM = 5   # label, numeric: the value must be 0 or 1
+from mlw.io._codes import (  # noqa: F401 - re-exported for the kernels' callers
+    ROLE_COPY,
+    ROLE_DROP,
+    ROLE_INVERT,
+    ROLE_LABEL_NOM,
+    ROLE_LABEL_NUM,
+    ROLE_ONEHOT,
+)
+from mlw.io._kernels import ERR_LABEL_MISSING, ERR_LABEL_VALUE
 
 
 @njit(cache=True)

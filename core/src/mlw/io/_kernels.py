@@ -20,33 +20,30 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# attribute kinds
-KIND_NUMERIC = 0
-KIND_NOMINAL = 1
-KIND_SKIP = 2  # string/date/dropped attributes: the token is read and ignored
-
-# error codes (see mlw.io.arff._ERRORS for the messages)
-ERR_OK = 0
-ERR_NUMBER = 1
-ERR_NOMINAL = 2
-ERR_TOO_FEW = 3
-ERR_TOO_MANY = 4
-ERR_SPARSE_INDEX = 5
-ERR_INDEX_RANGE = 6
-ERR_DUPLICATE = 7
-ERR_QUOTE = 8
-ERR_SPARSE_SYNTAX = 9
-ERR_EMPTY = 10
-ERR_TRAILING = 11
-ERR_LABEL_MISSING = 12
-ERR_LABEL_VALUE = 13
-ERR_ROW_COUNT = 14
-ERR_XC_SYNTAX = 15
-
-# number parse results
-NUM_OK = 0
-NUM_FALLBACK = 1
-NUM_BAD = 2
+from mlw.io._codes import (  # noqa: F401 - the kernels' constants, re-exported
+    ERR_DUPLICATE,
+    ERR_EMPTY,
+    ERR_INDEX_RANGE,
+    ERR_LABEL_MISSING,
+    ERR_LABEL_VALUE,
+    ERR_NOMINAL,
+    ERR_NUMBER,
+    ERR_OK,
+    ERR_QUOTE,
+    ERR_ROW_COUNT,
+    ERR_SPARSE_INDEX,
+    ERR_SPARSE_SYNTAX,
+    ERR_TOO_FEW,
+    ERR_TOO_MANY,
+    ERR_TRAILING,
+    ERR_XC_SYNTAX,
+    KIND_NOMINAL,
+    KIND_NUMERIC,
+    KIND_SKIP,
+    NUM_BAD,
+    NUM_FALLBACK,
+    NUM_OK,
+)
 
 _POW10 = np.array([10.0**i for i in range(23)], dtype=np.float64)
 _TWO53 = 9007199254740992

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw._lazy import LazyModule
 from mlw.dataset import Dataset
-from mlw.io import _expand_kernels as E
-from mlw.io import _kernels as K
+from mlw.io import _codes as C  # noqa: E402 - constants, no numba
 from mlw.io._common import (
     DataFormatError,
     DatasetWarning,
@@ -45,6 +45,10 @@ from mlw.io._common import (
 )
 from mlw.io.arff_header import ArffHeader, Attribute, parse_header
 from mlw.io.mulan import find_label_xml, read_label_xml
+
+# numba kernels, imported (and compiled or loaded from cache) on first use
+K = LazyModule("mlw.io._kernels")
+E = LazyModule("mlw.io._expand_kernels")
 
 #: A nominal feature with more distinct values than this many AND more than half the
 #: number of rows is taken for an identifier (genbase's ``protein``) and dropped.
@@ -153,19 +157,19 @@ def binary_one_index(values: Sequence[str]) -> int:
 
 
 _ERRORS = {
-    K.ERR_NUMBER: "cannot parse {tok!r} as a number (numeric attribute {attr!r})",
-    K.ERR_NOMINAL: "unknown value {tok!r} for nominal attribute {attr!r} (declared: {declared})",
-    K.ERR_TOO_FEW: "expected {n_attrs} values, found {extra}",
-    K.ERR_TOO_MANY: "more than {n_attrs} values (the header declares {n_attrs} attributes)",
-    K.ERR_SPARSE_INDEX: "bad sparse entry {tok!r}: expected 'index value'",
-    K.ERR_INDEX_RANGE: "sparse index {extra} out of range (the header declares {n_attrs} "
+    C.ERR_NUMBER: "cannot parse {tok!r} as a number (numeric attribute {attr!r})",
+    C.ERR_NOMINAL: "unknown value {tok!r} for nominal attribute {attr!r} (declared: {declared})",
+    C.ERR_TOO_FEW: "expected {n_attrs} values, found {extra}",
+    C.ERR_TOO_MANY: "more than {n_attrs} values (the header declares {n_attrs} attributes)",
+    C.ERR_SPARSE_INDEX: "bad sparse entry {tok!r}: expected 'index value'",
+    C.ERR_INDEX_RANGE: "sparse index {extra} out of range (the header declares {n_attrs} "
                        "attributes, indices 0..{last})",
-    K.ERR_DUPLICATE: "sparse index {extra} appears twice in the row",
-    K.ERR_QUOTE: "unterminated quoted value {tok!r}",
-    K.ERR_SPARSE_SYNTAX: "malformed sparse row near {tok!r}: expected 'index value' entries "
+    C.ERR_DUPLICATE: "sparse index {extra} appears twice in the row",
+    C.ERR_QUOTE: "unterminated quoted value {tok!r}",
+    C.ERR_SPARSE_SYNTAX: "malformed sparse row near {tok!r}: expected 'index value' entries "
                          "separated by ',' and a closing '}}'",
-    K.ERR_EMPTY: "empty value for attribute {attr!r}",
-    K.ERR_TRAILING: "unexpected text {tok!r} after the values of the row",
+    C.ERR_EMPTY: "empty value for attribute {attr!r}",
+    C.ERR_TRAILING: "unexpected text {tok!r} after the values of the row",
 }
 
 
@@ -177,10 +181,10 @@ def _short(b: bytes, n: int = 40) -> str:
 def _kernel_error(err: np.ndarray, buf: np.ndarray, attrs: list[Attribute], path: Path) -> None:
     code, line, s, e, extra = (int(v) for v in err)
     tok = _short(bytes(buf[s:e]).strip())
-    attr_i = extra if code in (K.ERR_NUMBER, K.ERR_NOMINAL, K.ERR_EMPTY) else -1
+    attr_i = extra if code in (C.ERR_NUMBER, C.ERR_NOMINAL, C.ERR_EMPTY) else -1
     attr = attrs[attr_i].name if 0 <= attr_i < len(attrs) else ""
     declared = ""
-    if code == K.ERR_NOMINAL:
+    if code == C.ERR_NOMINAL:
         vals = attrs[attr_i].values
         declared = ", ".join(vals[:8]) + (", ..." if len(vals) > 8 else "")
     msg = _ERRORS[code].format(tok=tok, attr=attr, declared=declared, n_attrs=len(attrs),
@@ -196,7 +200,7 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
     info: list[tuple[int, int, int, int]] = []
     off = 0
     for a, att in enumerate(attrs):
-        if kinds[a] != K.KIND_NOMINAL:
+        if kinds[a] != C.KIND_NOMINAL:
             continue
         for c, v in enumerate(att.values):
             b = v.encode("utf-8")
@@ -210,7 +214,7 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
     max_entries = raw.count(b",", header.data_offset) + max_rows
     out = K.parse_arff_rows(buf, header.data_line, kinds, blob, vinfo, max_rows, max_entries)
     indptr, cols, vals, row_line, fb_flag, n_rows, nnz, n_sparse, n_weights, err = out
-    if err[0] != K.ERR_OK:
+    if err[0] != C.ERR_OK:
         _kernel_error(err, buf, attrs, path)
     fb = np.flatnonzero(fb_flag[:nnz])
     if fb.size:
@@ -295,8 +299,8 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
         if att.kind in ("string", "date"):
             raise DataFormatError(path, att.line, f"label {att.name!r} is a {att.kind} "
                                                   f"attribute; a label must be binary")
-    kinds = np.array([K.KIND_NUMERIC if a.kind == "numeric" else
-                      K.KIND_NOMINAL if a.kind == "nominal" else K.KIND_SKIP for a in attrs],
+    kinds = np.array([C.KIND_NUMERIC if a.kind == "numeric" else
+                      C.KIND_NOMINAL if a.kind == "nominal" else C.KIND_SKIP for a in attrs],
                      dtype=np.int8)
     data = parse_data(raw, header, kinds, path)
     n_rows = data["n_rows"]
@@ -317,12 +321,12 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
             dropped.append({"attribute": att.name, "reason": f"{att.kind} attribute"})
             continue
         if att.kind == "numeric":
-            role[a] = E.ROLE_COPY
+            role[a] = C.ROLE_COPY
         elif len(att.values) <= 2:
             if len(att.values) == 2 and binary_one_index(att.values) == 0:
-                role[a] = E.ROLE_INVERT
+                role[a] = C.ROLE_INVERT
             else:
-                role[a] = E.ROLE_COPY
+                role[a] = C.ROLE_COPY
         else:
             if drop_identifiers and len(att.values) > IDENTIFIER_MIN_VALUES:
                 distinct = _distinct_codes(data, a)
@@ -331,11 +335,11 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
                                     "reason": f"identifier-like nominal ({distinct} distinct "
                                               f"values in {n_rows} rows)"})
                     continue
-            role[a] = E.ROLE_ONEHOT
+            role[a] = C.ROLE_ONEHOT
             width[a] = len(att.values)
             one_hot.append(att.name)
         outcol[a] = len(feature_names)
-        if role[a] == E.ROLE_ONEHOT:
+        if role[a] == C.ROLE_ONEHOT:
             feature_names.extend(f"{att.name}={v}" for v in att.values)
         else:
             feature_names.append(att.name)
@@ -345,21 +349,21 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
         att = attrs[a]
         outcol[a] = j
         if att.kind == "numeric":
-            role[a] = E.ROLE_LABEL_NUM
+            role[a] = C.ROLE_LABEL_NUM
         else:
-            role[a] = E.ROLE_LABEL_NOM
+            role[a] = C.ROLE_LABEL_NOM
             one_code[a] = float(binary_one_index(att.values))
     complex_attrs = np.array([a for a in range(n_attrs)
-                              if role[a] in (E.ROLE_INVERT, E.ROLE_ONEHOT)
-                              or (role[a] == E.ROLE_LABEL_NOM and one_code[a] == 0.0)],
+                              if role[a] in (C.ROLE_INVERT, C.ROLE_ONEHOT)
+                              or (role[a] == C.ROLE_LABEL_NOM and one_code[a] == 0.0)],
                              dtype=np.int64)
     indptr, cols, vals = data["indptr"], data["cols"], data["vals"]
     x_counts, y_counts, err = E.expand_count(indptr, cols, vals, n_rows, role, width,
                                              one_code, complex_attrs)
-    if err[0] != K.ERR_OK:
+    if err[0] != C.ERR_OK:
         line = int(data["row_line"][err[1]])
         att = attrs[int(err[2])]
-        if err[0] == K.ERR_LABEL_MISSING:
+        if err[0] == C.ERR_LABEL_MISSING:
             raise DataFormatError(path, line, f"missing value '?' for label {att.name!r}")
         bad = vals[indptr[err[1]]:indptr[err[1] + 1]][cols[indptr[err[1]]:indptr[err[1] + 1]]
                                                         == err[2]][0]

@@ -20,6 +20,11 @@ DATA_PATH_ENV = "MLW_DATA_PATH"
 _SEARCH_SUFFIXES = (".arff", ".arff.gz", ".arff.bz2")
 
 
+class DatasetNotFoundError(FileNotFoundError):
+    """No dataset answers to a name or path: not bundled, not a file, not found as
+    ``NAME-<split>.arff`` nor in ``$MLW_DATA_PATH``, not a generator spec."""
+
+
 def _candidates(source: str, split: str) -> list[Path]:
     base = Path(source).expanduser()
     stems = [f"{base}-{split}", str(base)]
@@ -48,7 +53,7 @@ def resolve_source(source: str | Path, split: str = "train") -> tuple[Path, dict
         if c.is_file():
             return c, {}
     known = ", ".join(sorted(BUNDLED))
-    raise FileNotFoundError(f"no dataset {str(source)!r}: not a bundled dataset ({known}), "
+    raise DatasetNotFoundError(f"no dataset {str(source)!r}: not a bundled dataset ({known}), "
                             f"not a file, and not found as NAME-{split}.arff or NAME.arff "
                             f"(also searched ${DATA_PATH_ENV})")
 

@@ -23,19 +23,23 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlw._atomic import atomic_write
+from mlw._lazy import LazyModule
 from mlw.dataset import Dataset
-from mlw.io import _kernels as K
-from mlw.io import _xc_kernels as XK
+from mlw.io import _codes as C  # noqa: E402 - constants, no numba
 from mlw.io._common import DataFormatError, base_name, decode, open_binary, parse_fallback_numbers
+
+# numba kernels, imported (and compiled or loaded from cache) on first use
+K = LazyModule("mlw.io._kernels")
+XK = LazyModule("mlw.io._xc_kernels")
 
 CHUNK_BYTES = 1 << 22
 _HEADER = re.compile(rb"^\s*(\d+)\s+(\d+)\s+(\d+)\s*$")
 
 _XC_ERRORS = {
-    K.ERR_ROW_COUNT: "more rows than the {extra} the header declares",
-    K.ERR_INDEX_RANGE: "{what} index {tok} out of range (the header declares {limit})",
-    K.ERR_XC_SYNTAX: "malformed {what} {tok!r}: expected {expected}",
-    K.ERR_NUMBER: "cannot parse {tok!r} as a number",
+    C.ERR_ROW_COUNT: "more rows than the {extra} the header declares",
+    C.ERR_INDEX_RANGE: "{what} index {tok} out of range (the header declares {limit})",
+    C.ERR_XC_SYNTAX: "malformed {what} {tok!r}: expected {expected}",
+    C.ERR_NUMBER: "cannot parse {tok!r} as a number",
 }
 
 
@@ -112,7 +116,7 @@ def load_xc(path: str | Path, *, name: str | None = None,
         px0 = px
         row, px, py, n_fb = XK.xc_fill(buf, first_line, d, L, row, px, py, x_indptr, x_idx,
                                        x_val, y_indptr, y_idx, err)
-        if err[0] != K.ERR_OK:
+        if err[0] != C.ERR_OK:
             _error(err, chunk, path, d, L)
         if n_fb:  # numbers for Python's float: negative index, byte offset as the value
             where = px0 + np.flatnonzero(x_idx[px0:px] < 0)

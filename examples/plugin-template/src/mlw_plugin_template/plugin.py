@@ -14,17 +14,15 @@ import mlw
 
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
-    # Import the estimator lazily: registration must stay cheap.
-    from mlw_plugin_template.centroid import NearestCentroid
-
     register(mlw.LearnerSpec(
         name="template_centroid",
-        factory=NearestCentroid,
+        # an import path: the estimator module is imported only when the learner is
+        # used, so registering (every `mlw` command) stays cheap
+        factory="mlw_plugin_template.centroid:NearestCentroid",
         description="per-label nearest centroid (template plugin)",
         param_docs={
             "threshold": "thresholding strategy: fixed, pcut, cardinality, one_threshold",
         },
-        tags=mlw.LearnerTags(predicts_scores=True, joint=False, sparse_input=True),
     ))
 
 

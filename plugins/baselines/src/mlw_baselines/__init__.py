@@ -9,20 +9,53 @@
 All take any scikit-learn classifier as ``base_estimator`` (see :data:`SHORTCUTS`).
 """
 
-from mlw_baselines._base_estimator import PROBA_FLOOR, SHORTCUTS, ConstantModel
-from mlw_baselines.binary_relevance import BinaryRelevance
-from mlw_baselines.classifier_chain import ClassifierChain
-from mlw_baselines.label_powerset import LabelPowerset
-from mlw_baselines.probabilistic_chain import ProbabilisticClassifierChain
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+#: Public name -> defining module, imported on first use (PEP 562): importing the
+#: package, as the plugin's registration does, loads no estimator, numba or
+#: scikit-learn.
+_LAZY = {
+    "BinaryRelevance": "mlw_baselines.binary_relevance",
+    "ClassifierChain": "mlw_baselines.classifier_chain",
+    "ConstantModel": "mlw_baselines._base_estimator",
+    "LabelPowerset": "mlw_baselines.label_powerset",
+    "PROBA_FLOOR": "mlw_baselines._base_estimator",
+    "ProbabilisticClassifierChain": "mlw_baselines.probabilistic_chain",
+    "SHORTCUTS": "mlw_baselines._base_estimator",
+}
+
 __all__ = [
-    "PROBA_FLOOR",
-    "SHORTCUTS",
     "BinaryRelevance",
     "ClassifierChain",
     "ConstantModel",
     "LabelPowerset",
+    "PROBA_FLOOR",
     "ProbabilisticClassifierChain",
+    "SHORTCUTS",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:
+    from mlw_baselines._base_estimator import PROBA_FLOOR, SHORTCUTS, ConstantModel
+    from mlw_baselines.binary_relevance import BinaryRelevance
+    from mlw_baselines.classifier_chain import ClassifierChain
+    from mlw_baselines.label_powerset import LabelPowerset
+    from mlw_baselines.probabilistic_chain import ProbabilisticClassifierChain

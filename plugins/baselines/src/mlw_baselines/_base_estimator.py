@@ -79,12 +79,6 @@ SHORTCUTS: dict[str, Callable[[int | None], Any]] = {
 }
 DEFAULT_SHORTCUT = "logistic_regression"
 
-BASE_ESTIMATOR_DOC = (
-    "scikit-learn classifier cloned for every model: None (MaxAbsScaler + logistic "
-    "regression, lbfgs, C=1, max_iter=1000), a shortcut name (" + ", ".join(SHORTCUTS)
-    + ") or an estimator object; without predict_proba the sigmoid/softmax of "
-    "decision_function is used"
-)
 
 
 def resolve_base_estimator(spec: Any, random_state: int | None) -> Any:

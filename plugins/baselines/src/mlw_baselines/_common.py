@@ -11,12 +11,10 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from mlw.validation import check_Y
+from mlw.validation import check_Y, dense_labels
 
-
-def dense_labels(Y: Any) -> np.ndarray:
-    """The validated label matrix as dense uint8 (labels are few for these learners)."""
-    return np.ascontiguousarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.uint8)
+__all__ = ["chain_features", "dense_labels", "log_sigmoid", "resolve_order",
+           "single_blas_thread", "validate_joint_query"]
 
 
 def chain_features(X: Any, prefix: np.ndarray) -> Any:

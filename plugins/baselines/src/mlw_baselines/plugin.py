@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import mlw
-from mlw_baselines._base_estimator import BASE_ESTIMATOR_DOC
+from mlw_baselines._docs import BASE_ESTIMATOR_DOC
 
 _RANDOM_STATE = "seed of the random chain order and of randomised shortcut classifiers"
 _ORDER = ("chain order: None (the labels' own order), 'random' (drawn with random_state) "
@@ -15,16 +15,9 @@ _N_JOBS = "models fitted in parallel by joblib (None: one at a time, -1: all cor
 
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
-    from mlw_baselines import (
-        BinaryRelevance,
-        ClassifierChain,
-        LabelPowerset,
-        ProbabilisticClassifierChain,
-    )
-
     register(mlw.LearnerSpec(
         name="br",
-        factory=BinaryRelevance,
+        factory="mlw_baselines.binary_relevance:BinaryRelevance",
         description="Binary relevance: one independent binary classifier per label",
         param_docs={
             "base_estimator": BASE_ESTIMATOR_DOC,
@@ -33,12 +26,10 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "random_state": "seed of randomised shortcut classifiers (trees, forests, SVC)",
             "n_jobs": _N_JOBS,
         },
-        tags=mlw.LearnerTags(predicts_scores=True, joint=False, log_proba=True,
-                             sparse_input=True),
     ))
     register(mlw.LearnerSpec(
         name="cc",
-        factory=ClassifierChain,
+        factory="mlw_baselines.classifier_chain:ClassifierChain",
         description="Classifier chain (Read et al.): each link sees the previous labels; "
                     "greedy joint prediction",
         param_docs={
@@ -47,23 +38,19 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "random_state": _RANDOM_STATE,
             "n_jobs": _N_JOBS,
         },
-        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
-                             sparse_input=True),
     ))
     register(mlw.LearnerSpec(
         name="lp",
-        factory=LabelPowerset,
+        factory="mlw_baselines.label_powerset:LabelPowerset",
         description="Label powerset: one multi-class classifier over the training label sets",
         param_docs={
             "base_estimator": BASE_ESTIMATOR_DOC,
             "random_state": "seed of randomised shortcut classifiers (trees, forests, SVC)",
         },
-        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
-                             sparse_input=True),
     ))
     register(mlw.LearnerSpec(
         name="pcc",
-        factory=ProbabilisticClassifierChain,
+        factory="mlw_baselines.probabilistic_chain:ProbabilisticClassifierChain",
         description="Probabilistic classifier chain: joint mode and marginals by exact "
                     "enumeration (L <= max_exact_labels) or beam search",
         param_docs={
@@ -75,6 +62,4 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
                                 "many labels, beam search above",
             "beam_width": "prefixes kept per depth by beam search",
         },
-        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
-                             sparse_input=True),
     ))

@@ -4,7 +4,44 @@ After Al-Otaibi, Kull and Flach, "Declaratively Capturing Local Label Correlatio
 with Multi-Label Trees", ECAI 2016.
 """
 
-from mlw_lacovac.forest import LaCovaCForest
-from mlw_lacovac.model import MLC45, LaCova, LaCovaC, MultiLabelTree
+from __future__ import annotations
 
-__all__ = ["LaCova", "LaCovaC", "LaCovaCForest", "MLC45", "MultiLabelTree"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> defining module, imported on first use (PEP 562): importing the
+#: package, as the plugin's registration does, loads no estimator, numba or
+#: scikit-learn.
+_LAZY = {
+    "LaCova": "mlw_lacovac.model",
+    "LaCovaC": "mlw_lacovac.model",
+    "LaCovaCForest": "mlw_lacovac.forest",
+    "MLC45": "mlw_lacovac.model",
+    "MultiLabelTree": "mlw_lacovac.model",
+}
+
+__all__ = [
+    "LaCova",
+    "LaCovaC",
+    "LaCovaCForest",
+    "MLC45",
+    "MultiLabelTree",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:
+    from mlw_lacovac.forest import LaCovaCForest
+    from mlw_lacovac.model import MLC45, LaCova, LaCovaC, MultiLabelTree

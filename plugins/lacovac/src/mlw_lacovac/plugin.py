@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import mlw
 
 _TREE = {
@@ -18,27 +20,22 @@ _TREE = {
 
 
 @mlw.hookimpl
-def mlw_register_learners(register):
-    from mlw_lacovac.forest import LaCovaCForest
-    from mlw_lacovac.model import MLC45, LaCova, LaCovaC
-
-    tags = mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
-                           sparse_input=True)
+def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
     z = {"z": "normal quantile of the label-correlation test, lambda_n = z / sqrt(n - 1)"}
     register(mlw.LearnerSpec(
-        name="lacovac", factory=LaCovaC, tags=tags, param_docs={**_TREE, **z},
+        name="lacovac", factory="mlw_lacovac.model:LaCovaC", param_docs={**_TREE, **z},
         description="LaCovaC multi-label tree: local phi-correlation label clustering "
                     "(vertical splits) and LaCova covariance splits (Al-Otaibi et al. 2016)"))
     register(mlw.LearnerSpec(
-        name="lacova", factory=LaCova, tags=tags, param_docs=_TREE,
+        name="lacova", factory="mlw_lacovac.model:LaCova", param_docs=_TREE,
         description="LaCova multi-label tree: BR-like vertical split when the label "
                     "covariance is insignificant, else a covariance-criterion split"))
     register(mlw.LearnerSpec(
-        name="ml_c45", factory=MLC45, tags=tags, param_docs=_TREE,
+        name="ml_c45", factory="mlw_lacovac.model:MLC45", param_docs=_TREE,
         description="ML-C4.5 multi-label tree: splits minimise the sum of per-label "
                     "entropies; leaves hold label-subset distributions"))
     register(mlw.LearnerSpec(
-        name="lacovac_forest", factory=LaCovaCForest, tags=tags,
+        name="lacovac_forest", factory="mlw_lacovac.forest:LaCovaCForest",
         param_docs={**_TREE, **z,
                     "n_estimators": "number of trees",
                     "max_features": "features drawn per split: 'sqrt', 'log2', int, "

@@ -29,6 +29,7 @@ def _check_k(name: str, k: Any, limit: int | None, what: str) -> int:
 class _LCIFBase(mlw.MultiLabelLearner):
     """Shared machinery; subclasses fix which parts are used (``_kind``)."""
 
+    _sparse_output = True  # CSR Y in fit: CSR scores and predictions
     _kind = "lcif"
 
     # parameters every subclass stores (those it does not take are fixed here)

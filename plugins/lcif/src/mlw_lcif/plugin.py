@@ -20,29 +20,25 @@ _COMMON = {
 _K_INS = {"k_ins": "number of nearest training instances (cosine similarity)"}
 _K_FEAT = {"k_feat": "number of most similar labels kept per feature"}
 _LAM = {"lam": "weight of the instance part in [0, 1] (1 - lam goes to the feature part)"}
-_TAGS = mlw.LearnerTags(predicts_scores=True, joint=False, sparse_input=True,
-                        sparse_output=True)
 
 
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
-    from mlw_lcif.model import LCIF, LCIF2, FeatureKNN, InstanceKNN
-
     register(mlw.LearnerSpec(
-        name="lcif", factory=LCIF,
+        name="lcif", factory="mlw_lcif.model:LCIF",
         description="LCIF: instance kNN + feature-label kNN, linearly combined "
                     "(Feremans et al. 2017)",
-        param_docs={**_K_INS, **_K_FEAT, **_LAM, **_COMMON}, tags=_TAGS))
+        param_docs={**_K_INS, **_K_FEAT, **_LAM, **_COMMON}))
     register(mlw.LearnerSpec(
-        name="lcif2", factory=LCIF2,
+        name="lcif2", factory="mlw_lcif.model:LCIF2",
         description="LCIF2: LCIF whose instance neighbours vote with second-order "
                     "(sim_ALL re-weighted) label scores",
-        param_docs={**_K_INS, **_K_FEAT, **_LAM, **_COMMON}, tags=_TAGS))
+        param_docs={**_K_INS, **_K_FEAT, **_LAM, **_COMMON}))
     register(mlw.LearnerSpec(
-        name="instance_knn", factory=InstanceKNN,
+        name="instance_knn", factory="mlw_lcif.model:InstanceKNN",
         description="cosine-weighted instance kNN with a cardinality-matched threshold",
-        param_docs={**_K_INS, **_COMMON}, tags=_TAGS))
+        param_docs={**_K_INS, **_COMMON}))
     register(mlw.LearnerSpec(
-        name="feature_knn", factory=FeatureKNN,
+        name="feature_knn", factory="mlw_lcif.model:FeatureKNN",
         description="feature kNN: each feature votes for its most similar labels",
-        param_docs={**_K_FEAT, **_COMMON}, tags=_TAGS))
+        param_docs={**_K_FEAT, **_COMMON}))

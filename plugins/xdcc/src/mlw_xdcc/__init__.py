@@ -4,11 +4,54 @@ and dynamic classifier chains (XDCC), after Bohlender, Loza Mencía and Kulessa 
 The learners are registered with mlw as ``xdcc``, ``ml_xgb``, ``br_xgb`` and ``cc_xgb``.
 """
 
-from mlw_xdcc.booster import SPLIT_CRITERIA, BoosterParams, TreeEnsemble, fit_ensemble
-from mlw_xdcc.cc_xgb import CCXGB
-from mlw_xdcc.ml_xgb import BRXGB, MLXGB
-from mlw_xdcc.xdcc import XDCC
+from __future__ import annotations
 
-__all__ = ["BRXGB", "CCXGB", "MLXGB", "SPLIT_CRITERIA", "XDCC", "BoosterParams",
-           "TreeEnsemble", "fit_ensemble"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+#: Public name -> defining module, imported on first use (PEP 562): importing the
+#: package, as the plugin's registration does, loads no estimator, numba or
+#: scikit-learn.
+_LAZY = {
+    "BRXGB": "mlw_xdcc.ml_xgb",
+    "BoosterParams": "mlw_xdcc.booster",
+    "CCXGB": "mlw_xdcc.cc_xgb",
+    "MLXGB": "mlw_xdcc.ml_xgb",
+    "SPLIT_CRITERIA": "mlw_xdcc.booster",
+    "TreeEnsemble": "mlw_xdcc.booster",
+    "XDCC": "mlw_xdcc.xdcc",
+    "fit_ensemble": "mlw_xdcc.booster",
+}
+
+__all__ = [
+    "BRXGB",
+    "BoosterParams",
+    "CCXGB",
+    "MLXGB",
+    "SPLIT_CRITERIA",
+    "TreeEnsemble",
+    "XDCC",
+    "fit_ensemble",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:
+    from mlw_xdcc.booster import SPLIT_CRITERIA, BoosterParams, TreeEnsemble, fit_ensemble
+    from mlw_xdcc.cc_xgb import CCXGB
+    from mlw_xdcc.ml_xgb import BRXGB, MLXGB
+    from mlw_xdcc.xdcc import XDCC

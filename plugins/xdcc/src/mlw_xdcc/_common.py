@@ -8,15 +8,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw.validation import dense_labels
 from mlw_xdcc import _kernels as K
+from mlw_xdcc._docs import BOOSTER_PARAM_DOCS
 from mlw_xdcc.booster import BoosterParams
 
-
-def dense_labels(Y: Any) -> np.ndarray:
-    """Labels as a dense C-contiguous uint8 matrix (label matrices are small)."""
-    if sp.issparse(Y):
-        Y = Y.toarray()
-    return np.ascontiguousarray(Y, dtype=np.uint8)
+__all__ = ["BOOSTER_PARAM_DOCS", "BoostedParamsMixin", "augment", "dense_labels"]
 
 
 def augment(X: Any, block: np.ndarray) -> Any:
@@ -59,17 +56,3 @@ class BoostedParamsMixin:
 
 
 #: parameter documentation shared by every learner of the plugin (for LearnerSpec)
-BOOSTER_PARAM_DOCS = {
-    "n_estimators": "boosting rounds (trees) per booster",
-    "max_depth": "maximum tree depth",
-    "learning_rate": "shrinkage eta applied to every leaf weight",
-    "reg_lambda": "L2 regularisation lambda of the leaf weights (the paper's epsilon)",
-    "gamma": "minimum split loss: splits gaining less are pruned bottom-up",
-    "min_child_weight": "minimum hessian sum (over labels) in a child",
-    "subsample": "fraction of training rows drawn (Bernoulli) for each tree",
-    "colsample_bytree": "fraction of features drawn for each tree",
-    "split": "split criterion of Table 1: sum_gain, max_gain, sum_weight, max_weight, "
-             "sum_abs_g, max_abs_g",
-    "max_bin": "maximum number of quantile bins per feature",
-    "random_state": "seed of row/column subsampling (and of the CC label order)",
-}

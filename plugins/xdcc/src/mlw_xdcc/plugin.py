@@ -9,14 +9,11 @@ import mlw
 
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
-    from mlw_xdcc._common import BOOSTER_PARAM_DOCS as P
-    from mlw_xdcc.cc_xgb import CCXGB
-    from mlw_xdcc.ml_xgb import BRXGB, MLXGB
-    from mlw_xdcc.xdcc import XDCC
+    from mlw_xdcc._docs import BOOSTER_PARAM_DOCS as P
 
     thr = {"threshold": "thresholding strategy applied to predict_proba (default 'fixed': 0.5)"}
     register(mlw.LearnerSpec(
-        name="xdcc", factory=XDCC,
+        name="xdcc", factory="mlw_xdcc.xdcc:XDCC",
         description="dynamic classifier chain of gradient-boosted multi-label trees (XDCC)",
         param_docs={**P,
                     "chain_length": "rounds of the dynamic chain (default: ceil(label "
@@ -25,25 +22,17 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
                                  "(XDCC-cum); False: the last round's (XDCC-std)",
                     "propagation": "training labels propagated with in_sample predictions "
                                    "(the paper's) or out_of_fold ones (an extension)",
-                    "propagation_folds": "folds of out_of_fold propagation (default 5)"},
-        tags=mlw.LearnerTags(predicts_scores=True, joint=True, sparse_input=True,
-                             allow_nan=True)))
+                    "propagation_folds": "folds of out_of_fold propagation (default 5)"}))
     register(mlw.LearnerSpec(
-        name="ml_xgb", factory=MLXGB,
+        name="ml_xgb", factory="mlw_xdcc.ml_xgb:MLXGB",
         description="gradient-boosted trees with one weight per label in each leaf (ML-XGB)",
-        param_docs={**P, **thr},
-        tags=mlw.LearnerTags(predicts_scores=True, joint=False, sparse_input=True,
-                             allow_nan=True)))
+        param_docs={**P, **thr}))
     register(mlw.LearnerSpec(
-        name="br_xgb", factory=BRXGB,
+        name="br_xgb", factory="mlw_xdcc.ml_xgb:BRXGB",
         description="binary relevance of single-label boosters (the ML-XGB booster, L=1)",
-        param_docs={**P, **thr},
-        tags=mlw.LearnerTags(predicts_scores=True, joint=False, sparse_input=True,
-                             allow_nan=True)))
+        param_docs={**P, **thr}))
     register(mlw.LearnerSpec(
-        name="cc_xgb", factory=CCXGB,
+        name="cc_xgb", factory="mlw_xdcc.cc_xgb:CCXGB",
         description="greedy classifier chain of single-label boosters (the ML-XGB booster)",
         param_docs={**P, "order": "label order: None for random (random_state) or a "
-                                  "permutation of range(L)"},
-        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
-                             sparse_input=True, allow_nan=True)))
+                                  "permutation of range(L)"}))

@@ -1,0 +1,16 @@
+"""Parameter documentation shared by the baseline learners.
+
+A module with no imports, so that registering the plugin (``plugin.py``) imports
+neither scikit-learn nor the estimators.
+"""
+
+#: The ``base_estimator`` shortcut names (built in :mod:`mlw_baselines._base_estimator`).
+SHORTCUT_NAMES = ("logistic_regression", "decision_tree", "random_forest", "linear_svc",
+                  "bernoulli_nb")
+
+BASE_ESTIMATOR_DOC = (
+    "scikit-learn classifier cloned for every model: None (MaxAbsScaler + logistic "
+    "regression, lbfgs, C=1, max_iter=1000), a shortcut name (" + ", ".join(SHORTCUT_NAMES)
+    + ") or an estimator object; without predict_proba the sigmoid/softmax of "
+    "decision_function is used"
+)
