@@ -159,7 +159,7 @@ def test_fit_on_a_single_file_defaults_to_10_fold_cv(install_plugins, mulan_dir)
                     str(mulan_dir / "emotions-train.arff"), "--json", "-m", "hamming_loss")
     assert result.exit_code == 0
     assert len(one_json(result.stdout)["folds"]) == 10
-    assert "note: no --test or --cv given: 10-fold cross-validation" in result.stderr
+    assert "note: no test set or number of folds given: 10-fold cross-validation" in result.stderr
 
 
 def test_fit_table_goes_to_stdout_without_json(install_plugins) -> None:
@@ -197,7 +197,7 @@ def test_threshold_option_on_a_joint_learner_scores_its_marginals(install_plugin
     bare = invoke("fit", "-l", "fixture_joint_bare", "--threshold", "pcut", "--json")
     assert bare.exit_code == 2 and bare.stdout == ""
     assert bare.stderr == ("error: learner 'fixture_joint_bare' makes its own joint decision "
-                           "and predicts no label scores, so --threshold does not apply\n")
+                           "and predicts no label scores, so a threshold does not apply\n")
 
 
 class _ExtraPlugin:
@@ -278,23 +278,26 @@ def test_show_model_prints_the_text_form(install_plugins) -> None:
     (["-l", "fixture_prior", "--param", "smoothng=1"],
      "error: learner 'fixture_prior' has no parameter 'smoothng'; did you mean 'smoothing'?"),
     (["-l", "fixture_prior", "--param", "smoothing=lots"],
-     "error: --param smoothing=lots: expected a number"),
+     "error: smoothing=lots: expected a number"),
     (["-l", "fixture_prior", "--threshold", "pcutt"],
      "error: unknown threshold 'pcutt'; did you mean 'pcut'?"),
     (["-l", "fixture_prior", "-m", "hamming,f1_micro"], "error: unknown metric 'hamming'"),
     (["-l", "fixture_prior", "--cv", "3", "--test", "x.arff"],
-     "error: give either --test (hold-out) or --cv (cross-validation), not both"),
-    (["-l", "fixture_prior", "--cv", "1"], "error: --cv must be at least 2, got 1"),
+     "error: give either a test set (hold-out) or a number of folds (cross-validation), not both"),
+    (["-l", "fixture_prior", "--cv", "1"],
+     "error: the number of folds must be an integer of at least 2, got 1"),
     (["-l", "fixture_prior", "-m", "hamming_loss,cll_loss"],
      "error: metric 'cll_loss' needs log P(y|x) (log_proba_of), which learner "
      "'fixture_prior' does not have"),
     (["-l", "fixture_prior", "--data", "nosuch"],
-     "error: --data nosuch: no such file or dataset (bundled: emotions; a name NAME is also "
-     "looked up as NAME-train.arff/NAME-test.arff and in $MLW_DATA_PATH)"),
+     "error: nosuch: no such file or dataset (bundled: emotions; a name NAME is also "
+     "looked up as NAME-train.arff/NAME-test.arff and in $MLW_DATA_PATH; "
+     "NAME:key=value,... names a generator)"),
+    (["-l", "fixture_prior", "--data", ""], "error: the dataset name or path is empty"),
     (["-l", "fixture_prior", "--data", "missing/file.arff"],
-     "error: --data missing/file.arff: no such file or dataset"),
+     "error: missing/file.arff: no such file or dataset"),
     (["-l", "fixture_prior", "--data", "emotions", "--test", "missing.arff"],
-     "error: --test missing.arff: no such file"),
+     "error: test set missing.arff: no such file"),
     (["-l", "fixture_prior", "--save", "no/such/dir/m.mlw"],
      "error: --save no/such/dir/m.mlw: folder no/such/dir does not exist"),
 ])
@@ -356,12 +359,11 @@ def test_save_then_predict_writes_label_csv(install_plugins, tmp_path, mulan_dir
 def test_predictions_csv_is_the_same_for_sparse_and_dense() -> None:
     import scipy.sparse as sp
 
-    from mlw_cli.main import _write_predictions
-
     Y = np.array([[1, 0, 1], [0, 0, 0], [0, 1, 0]], dtype=np.uint8)
+    ds = mlw.Dataset(np.zeros((3, 1)), Y, ["x"], ["a", "b,c", "d"])
     dense, sparse = io.StringIO(), io.StringIO()
-    _write_predictions(dense, Y, ["a", "b,c", "d"])
-    _write_predictions(sparse, sp.csr_matrix(Y), ["a", "b,c", "d"])
+    mlw.write_predictions(mlw.Predictions(Y, ["a", "b,c", "d"], ds), dense)
+    mlw.write_predictions(mlw.Predictions(sp.csr_matrix(Y), ["a", "b,c", "d"], ds), sparse)
     assert dense.getvalue() == sparse.getvalue() == 'a,"b,c",d\n1,0,1\n0,0,0\n0,1,0\n'
 
 

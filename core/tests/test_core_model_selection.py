@@ -191,7 +191,8 @@ def test_cross_validate_selected_metrics_and_learner_without_scores(yeast) -> No
     assert list(result.metrics) == ["hamming_loss", "f1_micro"]
     everything = cross_validate(LabelsOnlyLearner(), yeast, k=2, seed=0)
     assert "average_precision" not in everything.metrics  # no scores, no ranking metrics
-    with pytest.raises(ValueError, match="needs scores"):
+    with pytest.raises(ValueError, match="metric 'ranking_loss' needs per-label scores, which "
+                                         "LabelsOnlyLearner does not predict"):
         cross_validate(LabelsOnlyLearner(), yeast, k=2, metrics=["ranking_loss"])
 
 
@@ -243,7 +244,8 @@ def test_threshold_errors_come_before_any_fit(yeast) -> None:
     with pytest.raises(mlw.plugins.UnknownNameError, match="did you mean 'pcut'"):
         cross_validate(JointWithMarginals(), yeast, k=2, threshold="pcutt")
     assert JointWithMarginals.fits == 0
-    with pytest.raises(ValueError, match="gives no label scores"):
+    with pytest.raises(ValueError, match="makes its own joint decision and predicts no label "
+                                         "scores, so a threshold does not apply"):
         cross_validate(LabelsOnlyLearner(), yeast, k=2, threshold="fixed")
 
 
@@ -279,3 +281,70 @@ def test_sklearn_cross_val_score_with_the_stratified_splitter(yeast) -> None:
                              cv=IterativeStratifiedKFold(3, seed=0),
                              scoring=make_scorer(hamming_loss, greater_is_better=False))
     assert scores.shape == (3,) and np.all(scores < 0)
+
+
+def test_metric_needs_are_checked_before_any_fit(mulan_dir, yeast) -> None:
+    """holdout and cross_validate refuse a metric the learner cannot feed before fitting
+    (a user of the Python API gets the same check as the CLI)."""
+    test = mlw.load_dataset(mulan_dir / "yeast-test.arff")
+    JointWithMarginals.fits = 0
+    with pytest.raises(ValueError, match="metric 'cll_loss' needs log P"):
+        holdout(JointWithMarginals(), yeast, test, metrics=["cll_loss"])
+    with pytest.raises(ValueError, match="metric 'cll_loss' needs log P"):
+        cross_validate(JointWithMarginals(), yeast, k=2, metrics=["hamming_loss", "cll_loss"])
+    with pytest.raises(mlw.UnknownNameError, match="unknown metric 'hamming'"):
+        holdout(JointWithMarginals(), yeast, test, metrics=["hamming"])
+    assert JointWithMarginals.fits == 0
+
+
+def test_prepare_evaluation_routes_the_threshold() -> None:
+    from mlw.model_selection import prepare_evaluation
+
+    # a learner with a threshold parameter gets it (a clone: the given one is unchanged)
+    br = MeanLearner()
+    setup = prepare_evaluation(br, ["f1_micro"], "pcut")
+    assert setup.learner is not br and setup.learner.threshold == "pcut"
+    assert (setup.evaluation_threshold, setup.decision) == (None, "threshold pcut")
+    assert br.threshold == "fixed"
+    # a joint learner keeps its decision; the evaluation scores the strategy on marginals
+    joint = prepare_evaluation(JointWithMarginals(), None, "pcut")
+    assert (joint.evaluation_threshold, joint.decision) == ("pcut", "pcut on the marginals")
+    assert prepare_evaluation(JointWithMarginals()).decision == "joint"
+    assert prepare_evaluation(MeanLearner()).decision == "threshold fixed"
+    with pytest.raises(ValueError, match="no metrics given"):
+        prepare_evaluation(MeanLearner(), [])
+
+
+def test_cross_validate_refit_and_the_record(yeast) -> None:
+    result = cross_validate(MeanLearner(), yeast, k=2, metrics=["hamming_loss"], refit=True)
+    assert result.model.p_.shape == (14,) and result.refit_seconds >= 0
+    np.testing.assert_allclose(result.model.p_, np.asarray(yeast.Y.mean(axis=0)).ravel())
+    record = result.as_dict()
+    assert record["evaluation"] == "2-fold cv" and len(record["folds"]) == 2
+    assert record["compile_seconds"] >= 0 and record["decision"] == "threshold fixed"
+    assert all(f.compile_seconds >= 0 for f in result.folds)
+    assert cross_validate(MeanLearner(), yeast, k=2, metrics=["hamming_loss"]).model is None
+
+
+def test_get_learner_seeds_random_state_unless_given() -> None:
+    assert mlw.get_learner("cc", seed=7).random_state == 7
+    assert mlw.get_learner("cc", seed=7, random_state=1).random_state == 1
+    assert mlw.get_learner("cc").random_state == 0  # the learner's own default
+    mlw.get_learner("lcif", seed=3)  # lcif has random_state: fine
+    with pytest.raises(ValueError, match="has no parameter 'bogus'"):
+        mlw.get_learner("br", bogus=1)
+
+
+class _CountingJoint(JointWithMarginals):
+    passes = 0
+
+    def _predict_with_scores(self, X):
+        type(self).passes += 1
+        return self._predict(X), self._predict_proba(X)
+
+
+def test_evaluation_predicts_once_through_predict_with_scores(mulan_dir, yeast) -> None:
+    test = mlw.load_dataset(mulan_dir / "yeast-test.arff")
+    _CountingJoint.passes = 0
+    holdout(_CountingJoint(), yeast, test, metrics=["hamming_loss", "ranking_loss"])
+    assert _CountingJoint.passes == 1

@@ -1,29 +1,28 @@
-"""The ``mlw`` command: list plugins and datasets, fit and evaluate learners, predict.
+"""The ``mlw`` command: list plugins and datasets, fit and evaluate learners, predict,
+generate datasets. A thin layer: every decision is the core's (``mlw.plan_data``,
+``mlw.prepare_evaluation``, ``mlw.holdout``, ``mlw.cross_validate``,
+``mlw.predict_file``); this module parses options and presents results.
 
 Contract (``docs/cli.md``): ``--json`` prints exactly one JSON document on stdout;
 tables go to stdout only without ``--json``; progress, notes and warnings go to stderr.
 Exit codes: 0 ok, 2 usage or bad input (one line on stderr), 1 internal failure.
+Start-up stays cheap: numpy, scikit-learn, numba and rich's tables are imported inside
+the commands that use them, so ``mlw --help`` imports none of them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
-import scipy.sparse as sp
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 import mlw
-from mlw_cli.data import DEFAULT_DATA, bundled_datasets, resolve
+from mlw.io.bundled import DEFAULT_DATA
 from mlw_cli.output import (
     eprint,
     err,
@@ -32,7 +31,6 @@ from mlw_cli.output import (
     print_json,
     stdout_console,
 )
-from mlw_cli.params import parse_params
 
 app = typer.Typer(
     name="mlw",
@@ -42,6 +40,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
 
 def _version_callback(value: bool) -> None:
     if value:
@@ -59,6 +58,15 @@ def main(
     """mlw: a workbench for multi-label classification."""
 
 
+def _table(title: str | None = None, columns: tuple[str, ...] = ()) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left") if title else Table()
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    return table
+
+
 # --- list-plugins ---------------------------------------------------------------------------
 def _registers_text(registers: dict[str, list[str]]) -> str:
     return "\n".join(f"{kind}s: {', '.join(names)}" for kind, names in registers.items() if names)
@@ -74,9 +82,8 @@ def list_plugins(
         if as_json:
             print_json([i.as_dict() for i in infos])
             return
-        table = Table(title="mlw plugins", title_justify="left")
-        for col in ("plugin", "distribution", "version", "status", "registers"):
-            table.add_column(col, overflow="fold")
+        table = _table("mlw plugins", ("plugin", "distribution", "version", "status",
+                                       "registers"))
         for i in infos:
             status = {"ok": "[green]ok[/]", "broken": "[red]broken[/]",
                       "disabled": "[yellow]disabled[/]"}[i.status]
@@ -114,9 +121,7 @@ def learners(
             out.print(f"{name}: {info['description']}", markup=False)
             out.print(f"plugin: {info['plugin']}; tags: {', '.join(info['tags']) or '-'}",
                       markup=False)
-            t = Table()
-            for col in ("parameter", "default", "description"):
-                t.add_column(col, overflow="fold")
+            t = _table(None, ("parameter", "default", "description"))
             for p in info["params"]:
                 t.add_row(p["name"], escape_markup(repr(p["default"])),
                           escape_markup(p["doc"] or ""))
@@ -126,9 +131,8 @@ def learners(
         if as_json:
             print_json(rows)
             return
-        t = Table(title="learners (details: mlw learners NAME)", title_justify="left")
-        for col in ("learner", "plugin", "tags", "description"):
-            t.add_column(col, overflow="fold")
+        t = _table("learners (details: mlw learners NAME)",
+                   ("learner", "plugin", "tags", "description"))
         for r in rows:
             t.add_row(r["name"], escape_markup(r["plugin"] or "-"), ", ".join(r["tags"]),
                       escape_markup(r["description"]))
@@ -142,18 +146,19 @@ def datasets(
 ) -> None:
     """Bundled datasets, and the registered loaders (file formats) and generators."""
     with handle_errors():
-        bundled = bundled_datasets()
+        bundled = mlw.io.bundled_datasets()
         loaders: list[dict[str, Any]] = [
             {"name": s.name, "suffixes": list(s.suffixes), "description": s.description,
              "plugin": _owner("loader", s.name)} for s in mlw.list_loaders().values()]
-        generators: list[dict[str, Any]] = [{"name": s.name, "description": s.description,
-                       "params": dict(s.param_docs), "plugin": _owner("generator", s.name)}
-                      for s in mlw.list_generators().values()]
+        generators: list[dict[str, Any]] = [
+            {"name": s.name, "description": s.description, "plugin": _owner("generator", s.name),
+             "params": {k: s.param_docs.get(k, "") for k in s.signature_params()}}
+            for s in mlw.list_generators().values()]
         if as_json:
             print_json({"bundled": bundled, "loaders": loaders, "generators": generators})
             return
         out = stdout_console()
-        t = Table(title="bundled datasets (use with --data NAME)", title_justify="left")
+        t = _table("bundled datasets (use with --data NAME)")
         keys: list[str] = []
         for b in bundled:
             keys += [k for k in b if k not in keys and not isinstance(b[k], (dict, list))]
@@ -162,18 +167,17 @@ def datasets(
         for b in bundled:
             t.add_row(*[escape_markup(str(b.get(k, ""))) for k in keys])
         out.print(t)
-        t = Table(title="loaders (file formats)", title_justify="left")
-        for col in ("name", "suffixes", "plugin", "description"):
-            t.add_column(col, overflow="fold")
+        t = _table("loaders (file formats)", ("name", "suffixes", "plugin", "description"))
         for d in loaders:
             t.add_row(d["name"], " ".join(d["suffixes"]), escape_markup(d["plugin"] or "-"),
                       escape_markup(d["description"]))
         out.print(t)
-        t = Table(title="generators (synthetic datasets)", title_justify="left")
-        for col in ("name", "plugin", "description"):
-            t.add_column(col, overflow="fold")
+        t = _table("generators (synthetic datasets: --data NAME:key=value,... or mlw "
+                   "generate)", ("name", "plugin", "parameters", "description"))
         for d in generators:
-            t.add_row(d["name"], escape_markup(d["plugin"] or "-"), escape_markup(d["description"]))
+            t.add_row(d["name"], escape_markup(d["plugin"] or "-"),
+                      escape_markup(", ".join(d["params"]) or "-"),
+                      escape_markup(d["description"]))
         out.print(t)
 
 
@@ -189,57 +193,7 @@ def _metric_names(text: str | None) -> list[str] | None:
     names = [m.strip() for m in text.split(",") if m.strip()]
     if not names:
         raise ValueError("--metrics is empty; give names such as hamming_loss,f1_micro")
-    pm = mlw.plugins.get_plugin_manager()
-    for name in names:
-        pm.metric(name)  # unknown -> UnknownNameError with suggestions
     return names
-
-
-def _check_metric_needs(name: str, estimator: Any, metric_names: list[str] | None) -> None:
-    """A requested metric the learner cannot feed is bad input, said before fitting."""
-    if not metric_names:
-        return
-    pm = mlw.plugins.get_plugin_manager()
-    scores = pm.learner(name).tags.predicts_scores
-    for metric in metric_names:
-        needs = pm.metric(metric).needs
-        if needs == "scores" and not scores:
-            raise ValueError(f"metric {metric!r} needs per-label scores, which learner "
-                             f"{name!r} does not predict")
-        if needs == "joint" and not hasattr(estimator, "log_proba_of"):
-            raise ValueError(f"metric {metric!r} needs log P(y|x) (log_proba_of), which "
-                             f"learner {name!r} does not have")
-
-
-def _build_learner(name: str, raw_params: list[str], threshold: str | None,
-                   seed: int) -> tuple[Any, dict[str, Any], str | None]:
-    """The learner, its parameters, and the strategy that scores its label sets in the
-    evaluation when it is not the learner's own (``--threshold`` on a joint learner)."""
-    pm = mlw.plugins.get_plugin_manager()
-    spec = pm.learner(name)
-    known = spec.signature_params()
-    params = parse_params(name, known, raw_params)
-    evaluation_threshold = None
-    if threshold is not None:
-        pm.threshold(threshold)  # unknown -> suggestions
-        if "threshold" in known:
-            if "threshold" in params:
-                raise ValueError("give the threshold either with --threshold or with "
-                                 "--param threshold=..., not both")
-            params["threshold"] = threshold
-        elif spec.tags.predicts_scores:
-            # a joint learner keeps its own decision (and saved model); the evaluation
-            # scores the strategy applied to its marginals, as MEKA's Pcut does
-            evaluation_threshold = threshold
-        else:
-            raise ValueError(f"learner {name!r} makes its own joint decision and predicts "
-                             f"no label scores, so --threshold does not apply")
-    elif isinstance(params.get("threshold"), str):
-        pm.threshold(params["threshold"])
-    for seed_param in ("random_state", "seed"):
-        if seed_param in known and seed_param not in params:
-            params[seed_param] = seed
-    return mlw.get_learner(name, **params), params, evaluation_threshold
 
 
 @contextlib.contextmanager
@@ -248,10 +202,19 @@ def _fold_progress(enabled: bool) -> Iterator[Any]:
     if not enabled:
         yield None
         return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     columns = (TextColumn("cross-validation"), BarColumn(), MofNCompleteColumn(),
                TextColumn("folds"), TimeElapsedColumn())
     console = Console(stderr=True, force_terminal=True) if os.environ.get("MLW_PROGRESS") \
-        else err
+        else err()
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("cv", total=None)
 
@@ -261,7 +224,9 @@ def _fold_progress(enabled: bool) -> Iterator[Any]:
         yield progress
 
 
-def _metrics_table(result: Any) -> Table:
+def _metrics_table(result: Any) -> Any:
+    from rich.table import Table
+
     specs = mlw.list_metrics()
     cv = result.kind == "cv"
     table = Table()
@@ -275,8 +240,9 @@ def _metrics_table(result: Any) -> Table:
         better = "" if spec is None else ("higher" if spec.greater_is_better else "lower")
         row = [name, f"{value:.4f}"]
         if cv:
-            values = [f.metrics.get(name, np.nan) for f in result.folds]
-            row.append(f"{float(np.std(values)):.4f}")
+            values = [f.metrics.get(name, float("nan")) for f in result.folds]
+            mean = sum(values) / len(values)
+            row.append(f"{(sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5:.4f}")
         table.add_row(*row, better)
     return table
 
@@ -295,11 +261,16 @@ def _model_text(model: Any, data: Any) -> str:
     return str(model.to_text(**kwargs))
 
 
+_COMPILING = ("note: compiling numba kernels for their first use (once after installation; "
+              "later runs load them from the cache; the time is reported as "
+              "compile_seconds, not in fit_seconds)")
+
+
 @app.command("fit")
 def fit(
     learner: Annotated[str, typer.Option("--learner", "-l", help="Registered learner name.")],
-    data: Annotated[str, typer.Option("--data", "-d",
-                                      help="Bundled dataset name or a file.")] = DEFAULT_DATA,
+    data: Annotated[str, typer.Option("--data", "-d", help="Bundled dataset name, a file, "
+                                      "or a generator spec NAME:key=value,...")] = DEFAULT_DATA,
     test: Annotated[str | None, typer.Option("--test", "-t",
                                              help="Test file: hold-out evaluation.")] = None,
     cv: Annotated[int | None, typer.Option("--cv", help="K-fold cross-validation "
@@ -321,116 +292,97 @@ def fit(
                                              "to_text()).")] = False,
 ) -> None:
     """Fit a learner and evaluate it (hold-out or cross-validation)."""
-    from mlw.model_selection import cross_validate, holdout
-
     with handle_errors():
-        estimator, _, eval_threshold = _build_learner(learner, list(param or []),
-                                                      threshold, seed)
-        metric_names = _metric_names(metrics)
-        _check_metric_needs(learner, estimator, metric_names)
-        if eval_threshold is not None:
+        from mlw.jit import compile_timer
+        from mlw.params import parse_params
+
+        spec = mlw.plugins.get_plugin_manager().learner(learner)
+        params = parse_params(f"learner {learner!r}", spec.signature_params(), param or [])
+        if threshold is not None and "threshold" in params:
+            raise ValueError("give the threshold either with --threshold or with "
+                             "--param threshold=..., not both")
+        estimator = mlw.get_learner(learner, seed=seed, **params)
+        setup = mlw.prepare_evaluation(estimator, _metric_names(metrics), threshold)
+        if setup.evaluation_threshold is not None:
             eprint(f"note: {learner!r} makes its own joint decision; the label-set metrics "
-                   f"score threshold {eval_threshold!r} on its marginals instead")
+                   f"score threshold {threshold!r} on its marginals instead")
         if save is not None and not save.parent.is_dir():
             raise FileNotFoundError(f"--save {save}: folder {save.parent} does not exist")
-        plan = resolve(data, test, cv)
+        plan = mlw.plan_data(data, test=test, cv=cv)
         if plan.note:
             eprint(f"note: {plan.note}")
-        if plan.kind == "cv":
-            assert plan.k is not None
-            show = err.is_terminal or bool(os.environ.get("MLW_PROGRESS"))
-            with _fold_progress(show) as cb:
-                result = cross_validate(estimator, plan.train, k=plan.k, seed=seed,
-                                        metrics=metric_names, progress=cb,
-                                        threshold=eval_threshold)
-            n_train, n_test = result.n_train, result.n_test
-        else:
-            assert plan.test is not None
-            with err.status(f"fitting {learner} on {plan.train.name}"):
-                result = holdout(estimator, plan.train, plan.test, metric_names,
-                                 threshold=eval_threshold)
-            n_train, n_test = plan.train.n_instances, plan.test.n_instances
-
-        model = result.model
-        if model is None and (save is not None or show_model):
-            from sklearn.base import clone
-
-            with err.status(f"fitting {learner} on all of {plan.train.name}"):
-                model = clone(estimator).fit(plan.train.X, plan.train.Y)
-        if save is not None:
-            from mlw.persistence import save_model
-
-            save_model(model, save, metadata={
-                "dataset": plan.dataset, "label_names": list(plan.train.label_names),
-                "feature_names": list(plan.train.feature_names),
-                "n_train": plan.train.n_instances})
-            eprint(f"saved the model to {save}")
-
-        text = None
-        if show_model:
-            if hasattr(model, "to_text"):
-                text = _model_text(model, plan.train)
-            else:
-                eprint(f"note: learner {learner!r} has no text form (no to_text())")
-
-        if as_json:
-            obj: dict[str, Any] = {
-                "learner": learner,
-                "params": estimator.get_params(deep=False),
-                "dataset": plan.dataset,
-                "n_train": n_train,
-                "n_test": n_test,
-                "n_features": plan.train.n_features,
-                "n_labels": plan.train.n_labels,
-                "metrics": result.metrics,
-                "fit_seconds": result.fit_seconds,
-                "predict_seconds": result.predict_seconds,
-                "evaluation": "holdout" if plan.kind == "holdout" else f"{plan.k}-fold cv",
-                "seed": seed,
-            }
-            if eval_threshold is not None:
-                obj["evaluation_threshold"] = eval_threshold
+        keep = save is not None or show_model
+        with compile_timer(on_start=lambda: eprint(_COMPILING)):
             if plan.kind == "cv":
-                obj["folds"] = [f.as_dict() for f in result.folds]
-            if text is not None:
-                eprint(text)
-            print_json(obj)
-            return
+                show = err().is_terminal or bool(os.environ.get("MLW_PROGRESS"))
+                with _fold_progress(show) as cb:
+                    result = mlw.cross_validate(estimator, plan.train, k=plan.k or 10,
+                                                seed=seed, metrics=setup.metrics,
+                                                progress=cb, threshold=threshold,
+                                                refit=keep)
+            else:
+                assert plan.test is not None
+                with err().status(f"fitting {learner} on {plan.train.name}"):
+                    result = mlw.holdout(estimator, plan.train, plan.test, setup.metrics,
+                                         threshold=threshold)
+        _report_fit(learner, setup, plan, result, seed=seed, save=save,
+                    show_model=show_model, as_json=as_json)
 
-        out = stdout_console()
-        if plan.kind == "cv":
-            how = f"{plan.k}-fold cross-validation (seed {seed})"
+
+def _report_fit(learner: str, setup: Any, plan: Any, result: Any, *, seed: int,
+                save: Path | None, show_model: bool, as_json: bool) -> None:
+    """Save the model and print what ``mlw fit`` computed: JSON or tables."""
+    model = result.model
+    if save is not None:
+        mlw.save_model(model, save, metadata={
+            "dataset": plan.dataset, "label_names": list(plan.train.label_names),
+            "feature_names": list(plan.train.feature_names),
+            "n_train": plan.train.n_instances})
+        eprint(f"saved the model to {save}")
+    text = None
+    if show_model:
+        if hasattr(model, "to_text"):
+            text = _model_text(model, plan.train)
         else:
-            how = f"train {plan.train.name}, test {plan.test.name}" if plan.test else ""
-        title = f"{learner} on {plan.dataset}: {how}"
-        caption = (f"{n_train} train / {n_test} test instances per fold, "
-                   if plan.kind == "cv" else f"{n_train} train / {n_test} test instances, ")
-        caption += (f"{plan.train.n_features} features, {plan.train.n_labels} labels; "
-                    f"fit {result.fit_seconds:.2f} s, predict {result.predict_seconds:.2f} s"
-                    + (" (fold means)" if plan.kind == "cv" else ""))
-        out.print(title, markup=False)
-        out.print(_metrics_table(result))
-        out.print(caption, markup=False)
+            eprint(f"note: learner {learner!r} has no text form (no to_text())")
+    if as_json:
+        record = result.as_dict()
+        obj: dict[str, Any] = {
+            "learner": learner, "params": setup.learner.get_params(deep=False),
+            "dataset": plan.dataset, "n_train": record.pop("n_train"),
+            "n_test": record.pop("n_test"), "n_features": plan.train.n_features,
+            "n_labels": plan.train.n_labels, "metrics": record.pop("metrics"),
+            "fit_seconds": record.pop("fit_seconds"),
+            "predict_seconds": record.pop("predict_seconds"), **record,
+            "seed": seed, "threshold": setup.decision,
+        }
+        if setup.evaluation_threshold is not None:
+            obj["evaluation_threshold"] = setup.evaluation_threshold
         if text is not None:
-            sys.stdout.write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
+            eprint(text)
+        print_json(obj)
+        return
+    out = stdout_console()
+    if plan.kind == "cv":
+        how = f"{plan.k}-fold cross-validation (seed {result.seed})"
+        caption = f"{result.n_train} train / {result.n_test} test instances per fold, "
+    else:
+        how = f"train {plan.train.name}, test {plan.test.name}"
+        caption = f"{result.n_train} train / {result.n_test} test instances, "
+    caption += (f"{plan.train.n_features} features, {plan.train.n_labels} labels; label sets: "
+                f"{setup.decision}; fit {result.fit_seconds:.2f} s, predict "
+                f"{result.predict_seconds:.2f} s" + (" (fold means)" if plan.kind == "cv"
+                                                     else ""))
+    if result.compile_seconds > 0.05:
+        caption += f"; compiling kernels took {result.compile_seconds:.1f} s (first use)"
+    out.print(f"{learner} on {plan.dataset}: {how}", markup=False)
+    out.print(_metrics_table(result))
+    out.print(caption, markup=False)
+    if text is not None:
+        sys.stdout.write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
 
 
 # --- predict -------------------------------------------------------------------------------------
-def _write_predictions(fh: Any, Y_pred: Any, label_names: list[str]) -> None:
-    writer = csv.writer(fh, lineterminator="\n")
-    writer.writerow(label_names)
-    if sp.issparse(Y_pred):
-        Y_pred = sp.csr_matrix(Y_pred)
-        L = Y_pred.shape[1]
-        for i in range(Y_pred.shape[0]):
-            row = np.zeros(L, dtype=np.uint8)
-            row[Y_pred.indices[Y_pred.indptr[i]:Y_pred.indptr[i + 1]]] = 1
-            writer.writerow(row.tolist())
-    else:
-        for row in np.asarray(Y_pred, dtype=np.uint8):
-            writer.writerow(row.tolist())
-
-
 @app.command("predict")
 def predict(
     model: Annotated[Path, typer.Option("--model", help="A model file written by "
@@ -441,44 +393,58 @@ def predict(
                                              "(CSV) here instead of stdout.")] = None,
 ) -> None:
     """Predict label sets with a saved model: CSV, one column per label (0/1)."""
-    from mlw.persistence import load_model, read_header
-
     with handle_errors():
-        header = read_header(model)
-        fitted = load_model(model)
         if out is not None and not out.parent.is_dir():
             raise FileNotFoundError(f"--out {out}: folder {out.parent} does not exist")
-        bundled = {b.get("name") for b in bundled_datasets()}
-        if data in bundled and not Path(data).exists():
-            ds = mlw.load_dataset(data, split="test")
-        else:
-            if not Path(data).exists():
-                raise FileNotFoundError(f"--data {data}: no such file")
-            ds = mlw.load_dataset(data)
-        meta = header.get("metadata", {})
-        n_features = getattr(fitted, "n_features_in_", None)
-        if n_features is not None and ds.n_features != n_features:
-            raise ValueError(f"{data} has {ds.n_features} features but the model was fitted "
-                             f"on {n_features}")
-        saved_features = meta.get("feature_names")
-        if saved_features and list(saved_features) != list(ds.feature_names):
-            eprint(f"warning: the feature names of {data} differ from the training data's")
-        Y_pred = fitted.predict(ds.X)
-        label_names = list(meta.get("label_names") or
-                           [f"label_{j}" for j in range(Y_pred.shape[1])])
-        if len(label_names) != Y_pred.shape[1]:
-            label_names = [f"label_{j}" for j in range(Y_pred.shape[1])]
+        predictions = mlw.predict_file(model, data)
+        for note in predictions.notes:
+            eprint(f"warning: {note}")
         if out is None:
-            _write_predictions(sys.stdout, Y_pred, label_names)
+            mlw.write_predictions(predictions, sys.stdout)
             sys.stdout.flush()
         else:
-            from mlw._atomic import atomic_write
+            mlw.write_predictions(predictions, out)
+            eprint(f"wrote {predictions.Y.shape[0]} predictions ({predictions.cardinality:.3f} "
+                   f"labels per instance) to {out}")
 
-            with atomic_write(out, "w", encoding="utf-8") as fh:
-                _write_predictions(fh, Y_pred, label_names)
-            card = float(Y_pred.sum()) / max(Y_pred.shape[0], 1)
-            eprint(f"wrote {Y_pred.shape[0]} predictions ({card:.3f} labels per instance) "
-                   f"to {out}")
+
+# --- generate ------------------------------------------------------------------------------------
+@app.command("generate", context_settings={"allow_extra_args": True,
+                                           "ignore_unknown_options": True})
+def generate(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Registered generator (see mlw datasets).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the Mulan files "
+                                      "(NAME-<split>.arff and NAME.xml) into.")],
+    seed: Annotated[int, typer.Option("--seed", help="Seed: the same seed gives the same "
+                                      "files.")] = 0,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p",
+                                                    help="Generator parameter key=value "
+                                                    "(repeatable); --key value works "
+                                                    "too.")] = None,
+) -> None:
+    """Generate a synthetic dataset and write it as Mulan files."""
+    with handle_errors():
+        from mlw.params import parse_params
+
+        items = list(param or [])
+        extra = list(ctx.args)
+        while extra:
+            flag = extra.pop(0)
+            if not flag.startswith("--") or len(flag) < 3:
+                raise ValueError(f"unexpected argument {flag!r}; give parameters as "
+                                 f"--param key=value or --key value")
+            key, eq, value = flag[2:].partition("=")
+            if not eq:
+                if not extra:
+                    raise ValueError(f"{flag} needs a value")
+                value = extra.pop(0)
+            items.append(f"{key.replace('-', '_')}={value}")
+        spec = mlw.plugins.get_plugin_manager().generator(name)
+        params = parse_params(f"generator {name!r}", spec.signature_params(), items)
+        splits = mlw.generate_dataset(name, seed=seed, **params)
+        written = mlw.io.write_mulan_splits(splits, out, name)
+        eprint(f"wrote {', '.join(str(p) for p in written)}")
 
 
 def run() -> None:  # pragma: no cover - console entry point alternative

@@ -4,8 +4,7 @@ messages on stderr, JSON on stdout, rich consoles."""
 from __future__ import annotations
 
 import contextlib
-import json
-import math
+import functools
 import os
 import sys
 import traceback
@@ -13,20 +12,25 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import typer
-from rich.console import Console
 
 import mlw
 
-err = Console(stderr=True, highlight=False)
 
-#: Exceptions that mean "bad input": exit code 2 with a one-line reason.
-#: (``KeyError``/``IndexError`` are not among them: inside mlw or a plugin they are bugs.)
-BAD_INPUT: tuple[type[BaseException], ...] = (
-    ValueError, mlw.UnknownNameError, FileNotFoundError, IsADirectoryError,
-    NotADirectoryError, PermissionError,
-)
+@functools.lru_cache(maxsize=1)
+def err() -> Any:
+    """The rich console of stderr (status lines, progress bars), made on first use."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def _bad_input() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "bad input": exit code 2 with a one-line reason.
+    (``KeyError``/``IndexError`` are not among them: inside mlw or a plugin they are
+    bugs, and so is :class:`mlw.PluginError`: exit 1.)"""
+    return (ValueError, mlw.UnknownNameError, FileNotFoundError, IsADirectoryError,
+            NotADirectoryError, PermissionError)
 
 
 def eprint(text: str) -> None:
@@ -35,9 +39,11 @@ def eprint(text: str) -> None:
     sys.stderr.flush()
 
 
-def stdout_console() -> Console:
+def stdout_console() -> Any:
     """The console of tables on stdout: the terminal's width, or 120 columns (or
     ``COLUMNS``) when stdout is a file or a pipe."""
+    from rich.console import Console
+
     console = Console(highlight=False, soft_wrap=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(highlight=False, soft_wrap=False, width=120)
@@ -74,7 +80,7 @@ def handle_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         eprint("interrupted")
         raise typer.Exit(130) from None
-    except BAD_INPUT as exc:
+    except _bad_input() as exc:
         if os.environ.get("MLW_DEBUG"):
             traceback.print_exc()
         msg = str(exc).strip() or type(exc).__name__
@@ -89,23 +95,10 @@ def handle_errors() -> Iterator[None]:
         raise typer.Exit(1) from None
 
 
-def jsonable(value: Any) -> Any:
-    """JSON-safe copy: NaN/inf become null, numpy scalars Python numbers, objects repr."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(float(value)) else None
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    return repr(value)
-
-
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(jsonable(obj), allow_nan=False) + "\n")
+    from mlw.jsonsafe import dumps
+
+    sys.stdout.write(dumps(obj) + "\n")
     sys.stdout.flush()
 
 

@@ -46,6 +46,8 @@ _LAZY: dict[str, str] = {
     "EvalContext": "mlw.metrics.context",
     "load_dataset": "mlw.io",
     "DatasetNotFoundError": "mlw.io.load",
+    "DataPlan": "mlw.io.plan",
+    "plan_data": "mlw.io.plan",
     "MultiLabelLearner": "mlw.learner",
     "EvaluationResult": "mlw.model_selection",
     "FoldResult": "mlw.model_selection",
@@ -53,6 +55,8 @@ _LAZY: dict[str, str] = {
     "cross_validate": "mlw.model_selection",
     "holdout": "mlw.model_selection",
     "iterative_stratification": "mlw.model_selection",
+    "prepare_evaluation": "mlw.model_selection",
+    "EvaluationSetup": "mlw.model_selection",
     "ModelFileError": "mlw.persistence",
     "ModelVersionError": "mlw.persistence",
     "ModelVersionWarning": "mlw.persistence",
@@ -62,14 +66,17 @@ _LAZY: dict[str, str] = {
     "PluginInfo": "mlw.plugins",
     "UnknownNameError": "mlw.plugins",
     "check_param": "mlw.validation",
+    "Predictions": "mlw.prediction",
+    "predict_file": "mlw.prediction",
+    "write_predictions": "mlw.prediction",
     "to_jsonable": "mlw.jsonsafe",
 }
 
 #: Subpackages and modules reachable as attributes (``mlw.plugins.get_plugin_manager``).
 _SUBMODULES = frozenset({
-    "api", "dataset", "evaluation", "hookspecs", "io", "jsonsafe", "learner", "metrics",
-    "model_selection", "persistence", "plugins", "registry", "thresholds",
-    "validation",
+    "api", "dataset", "evaluation", "hookspecs", "io", "jit", "jsonsafe", "learner",
+    "metrics", "model_selection", "params", "persistence", "plugins", "prediction", "registry",
+    "thresholds", "validation",
 })
 
 
@@ -104,16 +111,19 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from mlw.evaluation import evaluate
     from mlw.io import load_dataset
     from mlw.io.load import DatasetNotFoundError
+    from mlw.io.plan import DataPlan, plan_data
     from mlw.jsonsafe import to_jsonable
     from mlw.learner import MultiLabelLearner
     from mlw.metrics.context import EvalContext
     from mlw.model_selection import (
         EvaluationResult,
+        EvaluationSetup,
         FoldResult,
         IterativeStratifiedKFold,
         cross_validate,
         holdout,
         iterative_stratification,
+        prepare_evaluation,
     )
     from mlw.persistence import (
         ModelFileError,
@@ -124,13 +134,16 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         save_model,
     )
     from mlw.plugins import PluginInfo, UnknownNameError
+    from mlw.prediction import Predictions, predict_file, write_predictions
     from mlw.validation import check_param
 
 __all__ = [
     "Dataset",
+    "DataPlan",
     "DatasetNotFoundError",
     "EvalContext",
     "EvaluationResult",
+    "EvaluationSetup",
     "FoldResult",
     "GeneratorSpec",
     "IterativeStratifiedKFold",
@@ -144,6 +157,7 @@ __all__ = [
     "MultiLabelLearner",
     "PluginError",
     "PluginInfo",
+    "Predictions",
     "RegistrationError",
     "ThresholdSpec",
     "UnknownNameError",
@@ -164,7 +178,11 @@ __all__ = [
     "list_thresholds",
     "load_dataset",
     "load_model",
+    "plan_data",
+    "predict_file",
+    "prepare_evaluation",
     "read_header",
     "save_model",
     "to_jsonable",
+    "write_predictions",
 ]

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlw.dataset import Dataset
 from mlw.plugins import PluginInfo, get_plugin_manager
 from mlw.registry import GeneratorSpec, LearnerSpec, LoaderSpec, MetricSpec, ThresholdSpec
 
+if TYPE_CHECKING:
+    from mlw.learner import MultiLabelLearner
 
-def get_learner(name: str, **params: Any) -> Any:
+
+#: Constructor parameters that seed a learner's randomness, in order of preference.
+SEED_PARAMS = ("random_state", "seed")
+
+
+def get_learner(name: str, *, seed: int | None = None, **params: Any) -> MultiLabelLearner:
     """An unfitted learner registered under ``name``, built with ``params``.
+
+    ``seed`` seeds the learner's randomness: it is passed as the learner's
+    ``random_state`` (or ``seed``) parameter unless ``params`` sets that parameter;
+    a learner without either ignores it. (A learner whose parameter is itself named
+    ``seed`` gets the value either way.)
 
     Raises :class:`mlw.UnknownNameError` (suggesting close names) for an unknown name
     and ``ValueError`` naming the parameter for one the learner does not take.
@@ -20,6 +32,8 @@ def get_learner(name: str, **params: Any) -> Any:
     >>> import mlw
     >>> mlw.get_learner("br")                              # doctest: +SKIP
     BinaryRelevance()
+    >>> mlw.get_learner("cc", seed=3).random_state         # doctest: +SKIP
+    3
     """
     spec = get_plugin_manager().learner(name)
     known = spec.signature_params()
@@ -27,7 +41,12 @@ def get_learner(name: str, **params: Any) -> Any:
     if unknown:
         raise ValueError(f"learner {name!r} has no parameter {', '.join(map(repr, unknown))} "
                          f"(parameters: {', '.join(known) or 'none'})")
-    return spec.create(**params)
+    if seed is not None:
+        target = next((p for p in SEED_PARAMS if p in known), None)
+        if target is not None and target not in params:
+            params[target] = seed
+    learner: MultiLabelLearner = spec.create(**params)
+    return learner
 
 
 def get_threshold(name: str, **options: Any) -> Any:

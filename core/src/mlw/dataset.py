@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +77,38 @@ class Dataset:
         """The dataset restricted to ``rows`` (indices or a boolean mask)."""
         return Dataset(self.X[rows], self.Y[rows], list(self.feature_names),
                        list(self.label_names), name or self.name, dict(self.provenance))
+
+    @staticmethod
+    def concat(parts: Sequence[Dataset], *, name: str | None = None) -> Dataset:
+        """The rows of ``parts``, in order, as one dataset (same features and labels,
+        by name and order); CSR stays CSR. The provenance records the parts'.
+
+        Examples
+        --------
+        >>> import mlw
+        >>> tr, te = mlw.load_dataset("emotions"), mlw.load_dataset("emotions", split="test")
+        >>> Dataset.concat([tr, te], name="emotions").n_instances
+        593
+        """
+        if not parts:
+            raise ValueError("Dataset.concat needs at least one dataset")
+        first = parts[0]
+        for other in parts[1:]:
+            if list(other.feature_names) != list(first.feature_names):
+                raise ValueError(f"cannot join {first.name!r} and {other.name!r}: their "
+                                 f"features differ (names or order)")
+            if list(other.label_names) != list(first.label_names):
+                raise ValueError(f"cannot join {first.name!r} and {other.name!r}: their "
+                                 f"labels differ (names or order)")
+
+        def stack(blocks: list[Any]) -> Any:
+            if any(sp.issparse(b) for b in blocks):
+                return sp.vstack([sp.csr_matrix(b) for b in blocks], format="csr")
+            return np.vstack(blocks)
+
+        return Dataset(stack([d.X for d in parts]), stack([d.Y for d in parts]),
+                       list(first.feature_names), list(first.label_names),
+                       name or first.name, {"joined": [d.provenance for d in parts]})
 
     def summary(self) -> dict[str, Any]:
         return {

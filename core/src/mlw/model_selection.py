@@ -34,15 +34,21 @@ from sklearn.base import clone
 
 from mlw.dataset import Dataset
 from mlw.evaluation import evaluate
+from mlw.registry import LearnerTags
 from mlw.validation import check_Y
 
 __all__ = [
     "EvaluationResult",
+    "EvaluationSetup",
     "FoldResult",
     "IterativeStratifiedKFold",
     "cross_validate",
+    "cv_splits",
+    "evaluate_fitted",
+    "fit_and_evaluate",
     "holdout",
     "iterative_stratification",
+    "prepare_evaluation",
 ]
 
 
@@ -179,7 +185,12 @@ class IterativeStratifiedKFold:
 
 @dataclass
 class FoldResult:
-    """The evaluation of one train/test split."""
+    """The evaluation of one train/test split.
+
+    ``fit_seconds`` and ``predict_seconds`` exclude the time numba spent compiling
+    kernels on first use (after installation; later runs load them from the cache),
+    which is ``compile_seconds``.
+    """
 
     metrics: dict[str, float]
     fit_seconds: float
@@ -187,11 +198,13 @@ class FoldResult:
     n_train: int
     n_test: int
     fold: int | None = None
+    compile_seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.fold is None else {"fold": self.fold}
         out.update(n_train=self.n_train, n_test=self.n_test, metrics=dict(self.metrics),
-                   fit_seconds=self.fit_seconds, predict_seconds=self.predict_seconds)
+                   fit_seconds=self.fit_seconds, predict_seconds=self.predict_seconds,
+                   compile_seconds=self.compile_seconds)
         return out
 
 
@@ -201,14 +214,39 @@ class EvaluationResult:
 
     ``metrics``, ``fit_seconds`` and ``predict_seconds`` are the means over the folds
     (the single split's values for a hold-out); ``folds`` holds each fold's result.
-    ``model`` is the fitted learner of a hold-out (``None`` after cross-validation,
-    whose per-fold clones are discarded).
+    ``model`` is the fitted learner of a hold-out, or, after cross-validation with
+    ``refit=True``, the learner refitted on the whole dataset (``None`` otherwise: the
+    per-fold clones are discarded). ``decision`` says how the label sets were decided
+    (see :func:`prepare_evaluation`).
     """
 
     folds: list[FoldResult]
     kind: str  # "holdout" or "cv"
     seed: int | None = None
     model: Any = field(default=None, repr=False)
+    decision: str = ""
+    refit_seconds: float | None = None
+
+    @property
+    def compile_seconds(self) -> float:
+        """Total seconds numba spent compiling kernels during the evaluation."""
+        return float(sum(f.compile_seconds for f in self.folds))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record ``mlw fit --json`` prints (with the learner and data around it):
+        fold means, how label sets were decided, and for cross-validation each fold."""
+        out: dict[str, Any] = {
+            "evaluation": "holdout" if self.kind == "holdout" else f"{len(self.folds)}-fold cv",
+            "n_train": self.n_train, "n_test": self.n_test, "metrics": self.metrics,
+            "fit_seconds": self.fit_seconds, "predict_seconds": self.predict_seconds,
+            "compile_seconds": self.compile_seconds, "decision": self.decision,
+        }
+        if self.kind == "cv":
+            out["seed"] = self.seed
+            out["folds"] = [f.as_dict() for f in self.folds]
+        if self.refit_seconds is not None:
+            out["refit_seconds"] = self.refit_seconds
+        return out
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -238,6 +276,7 @@ class EvaluationResult:
         return int(round(np.mean([f.n_test for f in self.folds])))
 
 
+
 def _scores_of(model: Any, X: Any) -> Any:
     """``predict_proba(X)`` when the learner predicts scores, else ``None``."""
     method = getattr(model, "predict_proba", None)
@@ -254,7 +293,7 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
                     threshold: Any = None) -> tuple[dict[str, float], float]:
     """Evaluate a fitted learner on ``(X, Y)``: returns the metrics and the seconds spent
     predicting (``predict``, plus ``predict_proba`` and ``log_proba_of`` where the
-    learner has them).
+    learner has them; an mlw learner computes its label sets and scores in one pass).
 
     ``threshold``, a *fitted* thresholding strategy, replaces the learner's own label
     sets: the label-set metrics then score ``threshold.predict(predict_proba(X))``.
@@ -266,7 +305,7 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
             raise ValueError(f"{type(model).__name__} gives no label scores, so a "
                              f"threshold cannot be applied to them")
         Y_pred = threshold.predict(scores)
-    elif hasattr(model, "predict_with_scores"):  # mlw learners: scores computed once
+    elif hasattr(model, "predict_with_scores"):  # mlw learners: one pass
         Y_pred, scores = model.predict_with_scores(X)
     else:
         Y_pred, scores = model.predict(X), _scores_of(model, X)
@@ -276,29 +315,143 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
     return evaluate(Y, Y_pred, scores=scores, metrics=names, log_proba=log_proba), seconds
 
 
-def _fit_and_score(learner: Any, train: Dataset, test: Dataset,
-                   metrics: Iterable[str] | None, fold: int | None,
-                   threshold: Any = None) -> tuple[FoldResult, Any]:
-    model = clone(learner)
-    start = time.perf_counter()
-    model.fit(train.X, train.Y)
-    strategy = None
+@dataclass
+class EvaluationSetup:
+    """An evaluation checked before anything is fitted (:func:`prepare_evaluation`).
+
+    Attributes
+    ----------
+    learner : the unfitted learner to clone per split (with ``threshold`` set when the
+        learner takes one)
+    metrics : the metric names, or ``None`` for every metric the learner's outputs allow
+    evaluation_threshold : the strategy scored on the learner's marginals instead of its
+        own joint decision, or ``None``
+    decision : how label sets are decided, in words (``"threshold cardinality"``,
+        ``"joint"``, ``"pcut on the marginals"``), for reports
+    """
+
+    learner: Any
+    metrics: list[str] | None
+    evaluation_threshold: Any = None
+    decision: str = ""
+
+
+def _tags(learner: Any) -> LearnerTags:
+    return LearnerTags.of(type(learner))
+
+
+def _describe(learner: Any) -> str:
+    """``learner 'br'`` for a registered learner, else its class name."""
+    from mlw.persistence import learner_name_of
+
+    name = learner_name_of(learner)
+    return f"learner {name!r}" if name else type(learner).__name__
+
+
+def _strategy_name(choice: Any) -> str:
+    return choice if isinstance(choice, str) else repr(choice)
+
+
+def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
+                       threshold: Any = None) -> EvaluationSetup:
+    """Check an evaluation before any fit, so a mistake costs nothing.
+
+    - every metric name is registered (:class:`mlw.UnknownNameError` with suggestions);
+    - every requested metric can be fed: ``"scores"`` metrics need a learner that
+      predicts scores, ``"joint"`` ones (``cll_loss``) a learner with ``log_proba_of``
+      (``ValueError`` naming both);
+    - ``threshold`` (a registered strategy name or a strategy object) decides the label
+      sets: a learner with a ``threshold`` parameter gets it (a clone with the
+      parameter set); a joint learner keeps its own decision and model, and the
+      evaluation scores the strategy, fitted on each training part, on its marginals
+      (MEKA's way of scoring a joint learner with Pcut); a joint learner without
+      scores cannot take one (``ValueError``).
+
+    Examples
+    --------
+    >>> import mlw
+    >>> setup = prepare_evaluation(mlw.get_learner("br"), ["f1_micro"], "pcut")
+    >>> setup.learner.threshold, setup.evaluation_threshold, setup.decision
+    ('pcut', None, 'threshold pcut')
+    """
+    from mlw.learner import make_threshold
+    from mlw.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    names = None if metrics is None else list(metrics)
+    if names is not None and not names:
+        raise ValueError("no metrics given; name at least one, or pass None for all")
+    tags = _tags(learner)
+    kind = _describe(learner)
+    for name in names or []:
+        needs = pm.metric(name).needs
+        if needs == "scores" and not tags.predicts_scores:
+            raise ValueError(f"metric {name!r} needs per-label scores, which {kind} does "
+                             f"not predict")
+        if needs == "joint" and not hasattr(learner, "log_proba_of"):
+            raise ValueError(f"metric {name!r} needs log P(y|x) (log_proba_of), which "
+                             f"{kind} does not have")
+    params = learner.get_params(deep=False) if hasattr(learner, "get_params") else {}
+    evaluation_threshold = None
     if threshold is not None:
+        make_threshold(threshold)  # an unknown name fails here, before any fit
+        if "threshold" in params:
+            learner = clone(learner).set_params(threshold=threshold)
+            params["threshold"] = threshold
+        elif tags.predicts_scores:
+            evaluation_threshold = threshold
+        else:
+            raise ValueError(f"{kind} makes its own joint decision and predicts no label "
+                             f"scores, so a threshold does not apply")
+    if evaluation_threshold is not None:
+        decision = f"{_strategy_name(evaluation_threshold)} on the marginals"
+    elif tags.joint:
+        decision = "joint"
+    elif "threshold" in params:
+        decision = f"threshold {_strategy_name(params['threshold'])}"
+    else:
+        decision = "predict"
+    return EvaluationSetup(learner, names, evaluation_threshold, decision)
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+    """``fn()``, its wall seconds excluding numba compilation, and the compilation."""
+    from mlw.jit import compile_timer
+
+    with compile_timer() as compiling:
+        start = time.perf_counter()
+        value = fn()
+        seconds = time.perf_counter() - start
+    return value, max(seconds - compiling.seconds, 0.0), compiling.seconds
+
+
+def fit_and_evaluate(setup: EvaluationSetup, train: Dataset, test: Dataset, *,
+                     fold: int | None = None) -> tuple[FoldResult, Any]:
+    """Fit a clone of ``setup.learner`` on ``train``, evaluate it on ``test``: the one
+    step of every hold-out, cross-validation fold and experiment cell. Returns the
+    :class:`FoldResult` and the fitted model."""
+    model = clone(setup.learner)
+    threshold = setup.evaluation_threshold
+
+    def fit() -> Any:
+        model.fit(train.X, train.Y)
+        if threshold is None:
+            return None
         from mlw.learner import fit_threshold
 
         def training_scores() -> Any:
             scores = _scores_of(model, train.X)
-            if scores is None:
-                raise ValueError(f"{type(model).__name__} gives no label scores, so "
-                                 f"threshold={threshold!r} cannot be applied to them")
+            if scores is None:  # pragma: no cover - prepare_evaluation checked the tags
+                raise ValueError(f"{type(model).__name__} gives no label scores")
             return scores
 
-        strategy = fit_threshold(threshold, training_scores, train.Y)
-    fit_seconds = time.perf_counter() - start
-    values, predict_seconds = evaluate_fitted(model, test.X, test.Y, metrics,
-                                              threshold=strategy)
+        return fit_threshold(threshold, training_scores, train.Y)
+
+    strategy, fit_seconds, compile_fit = _timed(fit)
+    (values, _), predict_seconds, compile_predict = _timed(
+        lambda: evaluate_fitted(model, test.X, test.Y, setup.metrics, threshold=strategy))
     return FoldResult(values, fit_seconds, predict_seconds, train.n_instances,
-                      test.n_instances, fold), model
+                      test.n_instances, fold, compile_fit + compile_predict), model
 
 
 def _check_compatible(train: Dataset, test: Dataset) -> None:
@@ -313,38 +466,43 @@ def _check_compatible(train: Dataset, test: Dataset) -> None:
                          "(names or order)")
 
 
-def _check_threshold(threshold: Any) -> None:
-    """Fail on an unknown strategy name before any fold is fitted."""
-    if threshold is not None:
-        from mlw.learner import make_threshold
-
-        make_threshold(threshold)
-
-
 def holdout(learner: Any, train: Dataset, test: Dataset,
             metrics: Iterable[str] | None = None, *,
             threshold: Any = None) -> EvaluationResult:
     """Fit a clone of ``learner`` on ``train`` and evaluate it on ``test``.
 
-    Returns an :class:`EvaluationResult` with one fold; its ``model`` is the fitted
-    clone. ``metrics=None`` computes every registered metric the learner's outputs
-    allow (label sets, scores, joint log-probabilities). ``threshold``: as in
+    Everything is checked before the fit (:func:`prepare_evaluation`: metric names and
+    needs, the threshold; and that ``test`` has the training set's features and
+    labels). Returns an :class:`EvaluationResult` with one fold; its ``model`` is the
+    fitted clone. ``metrics=None`` computes every registered metric the learner's
+    outputs allow (label sets, scores, joint log-probabilities). ``threshold``: as in
     :func:`cross_validate`.
     """
+    setup = prepare_evaluation(learner, metrics, threshold)
     _check_compatible(train, test)
-    _check_threshold(threshold)
-    result, model = _fit_and_score(learner, train, test, metrics, None, threshold)
-    return EvaluationResult([result], "holdout", model=model)
+    result, model = fit_and_evaluate(setup, train, test)
+    return EvaluationResult([result], "holdout", model=model, decision=setup.decision)
+
+
+def cv_splits(dataset: Dataset, k: int = 10, seed: int | None = 0
+              ) -> Iterator[tuple[int, Dataset, Dataset]]:
+    """``(fold, train, test)`` for each of the ``k`` iteratively stratified folds."""
+    fold_of = iterative_stratification(dataset.Y, k, seed=seed)
+    for j in range(k):
+        train = dataset.subset(np.flatnonzero(fold_of != j), name=f"{dataset.name}[train {j}]")
+        test = dataset.subset(np.flatnonzero(fold_of == j), name=f"{dataset.name}[fold {j}]")
+        yield j, train, test
 
 
 def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None = 0,
                    metrics: Iterable[str] | None = None,
                    progress: Callable[[int, int], None] | None = None, *,
-                   threshold: Any = None) -> EvaluationResult:
+                   threshold: Any = None, refit: bool = False) -> EvaluationResult:
     """k-fold cross-validation with iterative stratification.
 
-    Each fold fits a fresh ``sklearn.base.clone`` of ``learner`` on the other folds and
-    evaluates it on the fold with :func:`mlw.evaluate` (predicted label sets, plus
+    Everything is checked before the first fit (:func:`prepare_evaluation`). Each fold
+    fits a fresh ``sklearn.base.clone`` of ``learner`` on the other folds and evaluates
+    it on the fold with :func:`mlw.evaluate` (predicted label sets, plus
     ``predict_proba`` scores and ``log_proba_of`` where the learner has them).
 
     Parameters
@@ -358,30 +516,35 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None
     progress : callable ``(folds_done, k)``, called before the first fold and after
         each one (the CLI drives its progress bar with it)
     threshold : str, strategy object or None, default None
-        Score the label-set metrics from this thresholding strategy (a registered name
-        such as ``"pcut"``, or an object with ``fit``/``predict``) applied to the
-        learner's ``predict_proba``, fitted on each fold's training part, instead of
-        the learner's own ``predict``. This is how a joint learner's marginals are
-        scored with Pcut, as MEKA's evaluation does. Scores and ``log_proba_of`` are
-        unchanged. ``None``: the learner's own label sets.
+        The thresholding strategy (a registered name such as ``"pcut"``, or an object
+        with ``fit``/``predict``) that decides the label sets: the learner's own
+        ``threshold`` parameter when it has one; for a joint learner, the strategy
+        fitted on each fold's training part and applied to its ``predict_proba``
+        instead of its own decision (how MEKA scores a joint learner with Pcut; scores
+        and ``log_proba_of`` are unchanged). ``None``: the learner as it is.
+    refit : bool, default False
+        After the folds, fit the learner on the whole dataset: ``result.model``
+        (``result.refit_seconds``), e.g. to save it.
 
     Returns
     -------
     EvaluationResult with one :class:`FoldResult` per fold (metrics are fold means).
     """
-    names = None if metrics is None else list(metrics)
-    _check_threshold(threshold)
-    fold_of = iterative_stratification(dataset.Y, k, seed=seed)
+    setup = prepare_evaluation(learner, metrics, threshold)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise ValueError(f"k must be an integer of at least 2, got {k!r}")
     results: list[FoldResult] = []
     if progress is not None:
         progress(0, k)
-    for j in range(k):
-        test_rows = np.flatnonzero(fold_of == j)
-        train_rows = np.flatnonzero(fold_of != j)
-        train = dataset.subset(train_rows, name=f"{dataset.name}[train {j}]")
-        test = dataset.subset(test_rows, name=f"{dataset.name}[fold {j}]")
-        result, _ = _fit_and_score(learner, train, test, names, j, threshold)
+    for j, train, test in cv_splits(dataset, k, seed):
+        result, _ = fit_and_evaluate(setup, train, test, fold=j)
         results.append(result)
         if progress is not None:
             progress(j + 1, k)
-    return EvaluationResult(results, "cv", seed=seed)
+    out = EvaluationResult(results, "cv", seed=seed, decision=setup.decision)
+    if refit:
+        model = clone(setup.learner)
+        start = time.perf_counter()
+        model.fit(dataset.X, dataset.Y)
+        out.model, out.refit_seconds = model, time.perf_counter() - start
+    return out

@@ -330,6 +330,12 @@ class GeneratorSpec:
     description: str
     param_docs: Mapping[str, str] = field(default_factory=dict)
 
+    def signature_params(self) -> dict[str, Any]:
+        """The generator's parameters (besides ``seed``) and their defaults."""
+        params = _signature_params(self.generate)
+        params.pop("seed", None)
+        return params
+
     def validate(self) -> None:
         _check_name("generator", self.name)
         _check_callable("generator", self.name, "generate", self.generate)

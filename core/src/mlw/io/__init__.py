@@ -10,17 +10,37 @@ for ARFF (with a Mulan XML) and XC. See ``docs/datasets.md``.
 
 from __future__ import annotations
 
-from mlw.io._common import DataFormatError, DatasetWarning
-from mlw.io.arff import load_arff, loads_arff
-from mlw.io.arff_writer import write_arff
-from mlw.io.bundled import bundled_datasets
-from mlw.io.load import load_dataset
-from mlw.io.mulan import find_label_xml, read_label_xml, write_label_xml
-from mlw.io.tabular import load_csv, load_parquet
-from mlw.io.xc import load_xc, write_xc
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> defining module, imported on first use (PEP 562): importing
+#: ``mlw.io`` (or one of its light modules, such as ``mlw.io.bundled``) loads no
+#: reader, numpy or scipy until a name is used.
+_LAZY = {
+    "DataFormatError": "mlw.io._common",
+    "DataPlan": "mlw.io.plan",
+    "DatasetNotFoundError": "mlw.io.load",
+    "DatasetWarning": "mlw.io._common",
+    "bundled_datasets": "mlw.io.bundled",
+    "find_label_xml": "mlw.io.mulan",
+    "load_arff": "mlw.io.arff",
+    "load_csv": "mlw.io.tabular",
+    "load_dataset": "mlw.io.load",
+    "load_parquet": "mlw.io.tabular",
+    "load_xc": "mlw.io.xc",
+    "loads_arff": "mlw.io.arff",
+    "plan_data": "mlw.io.plan",
+    "read_label_xml": "mlw.io.mulan",
+    "write_arff": "mlw.io.arff_writer",
+    "write_label_xml": "mlw.io.mulan",
+    "write_mulan_splits": "mlw.io.arff_writer",
+    "write_xc": "mlw.io.xc",
+}
 
 __all__ = [
     "DataFormatError",
+    "DataPlan",
+    "DatasetNotFoundError",
     "DatasetWarning",
     "bundled_datasets",
     "find_label_xml",
@@ -30,8 +50,35 @@ __all__ = [
     "load_parquet",
     "load_xc",
     "loads_arff",
+    "plan_data",
     "read_label_xml",
     "write_arff",
     "write_label_xml",
+    "write_mulan_splits",
     "write_xc",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mlw.io' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:
+    from mlw.io._common import DataFormatError, DatasetWarning
+    from mlw.io.arff import load_arff, loads_arff
+    from mlw.io.arff_writer import write_arff, write_mulan_splits
+    from mlw.io.bundled import bundled_datasets
+    from mlw.io.load import DatasetNotFoundError, load_dataset
+    from mlw.io.mulan import find_label_xml, read_label_xml, write_label_xml
+    from mlw.io.plan import DataPlan, plan_data
+    from mlw.io.tabular import load_csv, load_parquet
+    from mlw.io.xc import load_xc, write_xc

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -92,4 +93,22 @@ def write_arff(dataset: Dataset, path: str | Path, *, sparse: bool | None = None
         xml = path.with_name(_SPLIT_SUFFIX.sub("", stem) + ".xml")
         write_label_xml(xml, list(dataset.label_names))
         written.append(xml)
+    return written
+
+
+def write_mulan_splits(splits: Any, folder: str | Path, name: str) -> list[Path]:
+    """Write a dataset, or a ``{split: Dataset}`` mapping such as a generator returns, as
+    Mulan files in ``folder``: ``NAME-<split>.arff`` for each split (``NAME.arff`` for a
+    single dataset) and one ``NAME.xml``. Returns the files written (each atomically).
+    Refuses to write into a folder that does not exist."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such folder")
+    if isinstance(splits, Dataset):
+        return write_arff(splits, folder / f"{name}.arff")
+    written: list[Path] = []
+    for split, ds in splits.items():
+        for p in write_arff(ds, folder / f"{name}-{split}.arff"):
+            if p not in written:
+                written.append(p)
     return written

@@ -10,6 +10,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+#: The dataset used when none is named (``mlw fit``, :func:`mlw.plan_data`).
+DEFAULT_DATA = "emotions"
+
 #: name -> metadata. ``shape`` is (instances, features, labels) per split; a test checks
 #: it against the files.
 BUNDLED: dict[str, dict[str, Any]] = {

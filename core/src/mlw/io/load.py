@@ -99,6 +99,61 @@ def _check_options(spec: LoaderSpec, options: dict[str, Any]) -> None:
                          f"{', '.join(map(repr, unknown))} (options: {takes})")
 
 
+#: Splits a generated dataset may have, in the order ``split="all"`` joins them.
+GENERATED_SPLIT_ORDER = ("train", "validation", "test")
+_GENERATED: dict[str, Any] = {}  # a few recent generated datasets, by spec
+_GENERATED_KEEP = 8
+
+
+def parse_generator_spec(source: str) -> tuple[str, dict[str, Any]] | None:
+    """``"NAME:key=value,key=value"`` -> ``(NAME, params)`` when ``NAME`` is a registered
+    generator (values typed by the generator's defaults, see :mod:`mlw.params`), else
+    ``None``. ``seed=S`` among the params seeds the generator (default 0)."""
+    from mlw.params import parse_params, split_spec
+    from mlw.plugins import get_plugin_manager
+
+    name, colon, rest = source.partition(":")
+    if not colon or Path(source).exists():
+        return None
+    generators = get_plugin_manager().generators()
+    if name not in generators:
+        return None
+    spec = generators[name]
+    known = {"seed": 0, **spec.signature_params()}
+    return name, parse_params(f"generator {name!r}", known, split_spec(rest))
+
+
+def _generated(name: str, params: dict[str, Any]) -> Any:
+    from mlw.plugins import get_plugin_manager
+
+    key = f"{name}:{sorted(params.items())!r}"
+    if key not in _GENERATED:
+        if len(_GENERATED) >= _GENERATED_KEEP:
+            _GENERATED.pop(next(iter(_GENERATED)))
+        options = dict(params)
+        seed = options.pop("seed", 0)
+        _GENERATED[key] = get_plugin_manager().generator(name).generate(seed=seed, **options)
+    return _GENERATED[key]
+
+
+def _generated_split(source: str, name: str, params: dict[str, Any], split: str) -> Dataset:
+    out = _generated(name, params)
+    if isinstance(out, Dataset):
+        if split in ("train", "all"):
+            return out
+        raise DatasetNotFoundError(f"{source}: generator {name!r} makes one dataset, "
+                                   f"without a {split!r} split")
+    if split == "all":
+        parts = [out[s] for s in GENERATED_SPLIT_ORDER if s in out]
+        parts += [d for s, d in out.items() if s not in GENERATED_SPLIT_ORDER]
+        return Dataset.concat(parts, name=name)
+    if split not in out:
+        raise DatasetNotFoundError(f"{source}: generator {name!r} has no split {split!r} "
+                                   f"(splits: {', '.join(out)})")
+    result: Dataset = out[split]
+    return result
+
+
 def load_dataset(source: str | Path, *, split: str = "train", format: str | None = None,
                  xml: str | Path | bool | None = None, n_labels: int | None = None,
                  label_columns: Sequence[str] | None = None, **options: Any) -> Dataset:
@@ -112,8 +167,11 @@ def load_dataset(source: str | Path, *, split: str = "train", format: str | None
         ``<source>.arff`` (also ``.gz``/``.bz2``), and a bare name is searched in the
         folders of ``$MLW_DATA_PATH``.
     split : str
-        ``"train"`` or ``"test"`` part of a bundled (or searched) dataset. Ignored for a
-        path to an existing file.
+        ``"train"`` or ``"test"`` part of a bundled (or searched) dataset, or ``"all"``
+        for both joined (train rows first). Ignored for a path to an existing file. A
+        generated dataset (``"NAME:key=value,..."`` naming a registered generator,
+        e.g. ``"synthetic:labels=25,cardinality=3,seed=1"``) has the generator's splits
+        (often ``"train"``, ``"validation"``, ``"test"``).
     format : str, optional
         A registered loader name (``"arff"``, ``"xc"``, ``"csv"``, ``"parquet"``, or a
         plugin's). By default the loader is chosen by suffix (``.gz``/``.bz2`` stripped),
@@ -151,6 +209,15 @@ def load_dataset(source: str | Path, *, split: str = "train", format: str | None
     >>> mlw.load_dataset("emotions", split="test").n_instances
     202
     """
+    if isinstance(source, str) and not source.strip():
+        raise ValueError("the dataset name or path is empty")
+    if isinstance(source, str):
+        generated = parse_generator_spec(source)
+        if generated is not None:
+            return _generated_split(source, *generated, split)
+    if split == "all":
+        return _load_all(source, format=format, xml=xml, n_labels=n_labels,
+                         label_columns=label_columns, **options)
     path, defaults = resolve_source(source, split)
     spec = choose_loader(path, format)
     kwargs: dict[str, Any] = {}
@@ -162,3 +229,18 @@ def load_dataset(source: str | Path, *, split: str = "train", format: str | None
     kwargs.update(options)
     _check_options(spec, kwargs)
     return spec.load(path, **kwargs)
+
+
+def _load_all(source: str | Path, **kwargs: Any) -> Dataset:
+    """Every row a source has: its train and test splits joined (train rows first) when
+    it has both, else the one file."""
+    train = load_dataset(source, split="train", **kwargs)
+    try:
+        test = load_dataset(source, split="test", **kwargs)
+    except DatasetNotFoundError:
+        return train
+    path = train.provenance.get("path")
+    if path is not None and path == test.provenance.get("path"):
+        return train  # one file answered for both splits
+    name = Path(str(source)).name if not isinstance(source, str) or "/" in source else source
+    return Dataset.concat([train, test], name=name)

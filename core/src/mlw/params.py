@@ -1,9 +1,12 @@
-"""Parsing ``--param key=value`` by the type of the parameter's default."""
+"""Parsing ``key=value`` parameters from text (the CLI's ``--param``, experiment
+configs, generated-dataset specs such as ``synthetic:labels=25``) by the type of the
+parameter's default."""
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,7 +38,7 @@ def parse_value(key: str, text: str, default: Any) -> Any:
             return True
         if low in _FALSE:
             return False
-        raise ValueError(f"--param {key}={text}: expected true or false")
+        raise ValueError(f"{key}={text}: expected true or false")
     if isinstance(default, int):
         try:
             return int(text)
@@ -44,39 +47,55 @@ def parse_value(key: str, text: str, default: Any) -> Any:
         try:
             return float(text)
         except ValueError:
-            raise ValueError(f"--param {key}={text}: expected an integer") from None
+            raise ValueError(f"{key}={text}: expected an integer") from None
     if isinstance(default, float):
         try:
             return float(text)
         except ValueError:
-            raise ValueError(f"--param {key}={text}: expected a number") from None
+            raise ValueError(f"{key}={text}: expected a number") from None
     if isinstance(default, str):
         return text
     if isinstance(default, (list, tuple, dict)):
         try:
             value = json.loads(text)
         except ValueError:
-            raise ValueError(f"--param {key}={text}: expected a JSON "
+            raise ValueError(f"{key}={text}: expected a JSON "
                              f"{type(default).__name__} such as [1, 2]") from None
         return tuple(value) if isinstance(default, tuple) and isinstance(value, list) else value
     return _json_or_text(text)
 
 
-def parse_params(learner: str, known: Mapping[str, Any], items: Iterable[str]) -> dict[str, Any]:
+def parse_params(owner: str, known: Mapping[str, Any], items: Iterable[str]) -> dict[str, Any]:
     """``["k=10", "threshold=pcut"]`` -> ``{"k": 10, "threshold": "pcut"}``, typed by the
-    defaults in ``known``; an unknown or repeated key is a ``ValueError`` naming it."""
+    defaults in ``known``; an unknown or repeated key is a ``ValueError`` naming it and
+    ``owner`` (``"learner 'br'"``, ``"generator 'synthetic'"``)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValueError(f"--param expects key=value, got {item!r}")
+            raise ValueError(f"{owner}: expected key=value, got {item!r}")
         if key not in known:
             close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise ValueError(f"learner {learner!r} has no parameter {key!r}{hint} "
+            raise ValueError(f"{owner} has no parameter {key!r}{hint} "
                              f"(parameters: {', '.join(known) or 'none'})")
         if key in out:
-            raise ValueError(f"--param {key} is given twice")
+            raise ValueError(f"{owner}: parameter {key} is given twice")
         out[key] = parse_value(key, text, known[key])
     return out
+
+
+_SPEC_ITEM = re.compile(r",(?=\s*[A-Za-z_]\w*\s*=)")
+
+
+def split_spec(text: str) -> list[str]:
+    """``"labels=25,noise=bernoulli:0.05,sizes=[1,2]"`` -> the ``key=value`` items
+    (a comma starts a new item only where ``key=`` follows, so values may hold commas).
+
+    Examples
+    --------
+    >>> split_spec("labels=25,noise=bernoulli:0.05,sizes=[1,2]")
+    ['labels=25', 'noise=bernoulli:0.05', 'sizes=[1,2]']
+    """
+    return [item.strip() for item in _SPEC_ITEM.split(text) if item.strip()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlw_cli.params import parse_params, parse_value
+from mlw.params import parse_params, parse_value
 
 KNOWN = {"k": 10, "alpha": 1.0, "top_label": True, "threshold": "pcut", "order": None,
          "layers": [1, 2], "shape": (1, 2), "options": {}, "base": object()}
@@ -25,10 +25,10 @@ def test_values_follow_the_type_of_the_default(key, text, expected) -> None:
 
 
 @pytest.mark.parametrize("key, text, message", [
-    ("k", "ten", "--param k=ten: expected an integer"),
-    ("alpha", "x", "--param alpha=x: expected a number"),
-    ("top_label", "maybe", "--param top_label=maybe: expected true or false"),
-    ("layers", "4,5", "--param layers=4,5: expected a JSON list such as [1, 2]"),
+    ("k", "ten", "k=ten: expected an integer"),
+    ("alpha", "x", "alpha=x: expected a number"),
+    ("top_label", "maybe", "top_label=maybe: expected true or false"),
+    ("layers", "4,5", "layers=4,5: expected a JSON list such as [1, 2]"),
 ])
 def test_bad_values_are_one_line_errors(key, text, message) -> None:
     with pytest.raises(ValueError) as exc:
@@ -37,13 +37,13 @@ def test_bad_values_are_one_line_errors(key, text, message) -> None:
 
 
 def test_parse_params_names_the_unknown_key_with_suggestions() -> None:
-    assert parse_params("x", KNOWN, ["k=3", "threshold = fixed".replace(" ", "")]) == {
+    assert parse_params("learner 'x'", KNOWN, ["k=3", "threshold = fixed".replace(" ", "")]) == {
         "k": 3, "threshold": "fixed"}
     with pytest.raises(ValueError, match=r"learner 'x' has no parameter 'alpah'; did you mean "
                                          r"'alpha'\? \(parameters: k, alpha, "):
-        parse_params("x", KNOWN, ["alpah=2"])
-    with pytest.raises(ValueError, match="--param expects key=value, got 'k'"):
-        parse_params("x", KNOWN, ["k"])
-    with pytest.raises(ValueError, match="--param k is given twice"):
-        parse_params("x", KNOWN, ["k=1", "k=2"])
-    assert parse_params("x", KNOWN, ["threshold=a=b"]) == {"threshold": "a=b"}
+        parse_params("learner 'x'", KNOWN, ["alpah=2"])
+    with pytest.raises(ValueError, match="learner 'x': expected key=value, got 'k'"):
+        parse_params("learner 'x'", KNOWN, ["k"])
+    with pytest.raises(ValueError, match="learner 'x': parameter k is given twice"):
+        parse_params("learner 'x'", KNOWN, ["k=1", "k=2"])
+    assert parse_params("learner 'x'", KNOWN, ["threshold=a=b"]) == {"threshold": "a=b"}

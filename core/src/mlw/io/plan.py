@@ -1,0 +1,113 @@
+"""What to evaluate on: a dataset name or path, with an optional test file or number of
+folds, resolved into a hold-out or a cross-validation plan (``mlw fit`` and
+``mlw bench`` use the same rules, so the Python API gives the same answers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlw.dataset import Dataset
+from mlw.io.bundled import BUNDLED, DEFAULT_DATA
+from mlw.io.load import DatasetNotFoundError, load_dataset
+
+#: Folds of the cross-validation run on a single file given without a test set or k.
+DEFAULT_CV = 10
+
+
+@dataclass
+class DataPlan:
+    """What an evaluation runs on: ``kind`` is ``"holdout"`` (``train`` against
+    ``test``) or ``"cv"`` (``k``-fold cross-validation over ``train``). ``dataset`` is
+    the name to report; ``note`` says what was chosen for the user when they did not."""
+
+    kind: str
+    train: Dataset
+    test: Dataset | None
+    k: int | None
+    dataset: str
+    note: str | None = None
+
+
+def _load_file(path: str, what: str) -> Dataset:
+    if not path.strip():
+        raise ValueError(f"the {what} path is empty")
+    if not Path(path).exists():
+        raise DatasetNotFoundError(f"{what} {path}: no such file")
+    return load_dataset(path)
+
+
+def _named(source: str, test: str | None, cv: int | None, label: str) -> DataPlan:
+    """A dataset given by name (bundled, ``PATH/NAME`` with ``NAME-train.arff`` and
+    ``NAME-test.arff``, found in ``$MLW_DATA_PATH``, or a generator spec): its own
+    split when it has one."""
+    try:
+        train = load_dataset(source, split="train")
+    except DatasetNotFoundError as exc:
+        if ":" in source and source.split(":", 1)[0].isidentifier():
+            raise  # a generator spec: its own message says what is wrong
+        names = ", ".join(sorted(BUNDLED)) or "none"
+        raise DatasetNotFoundError(
+            f"{source}: no such file or dataset (bundled: {names}; a name NAME is also "
+            f"looked up as NAME-train.arff/NAME-test.arff and in $MLW_DATA_PATH; "
+            f"NAME:key=value,... names a generator)") from exc
+    try:
+        other: Dataset | None = load_dataset(source, split="test")
+    except DatasetNotFoundError:
+        other = None
+    if other is not None and train.provenance.get("path") is not None and \
+            train.provenance.get("path") == other.provenance.get("path"):
+        other = None  # one file answered for both splits
+    if test is not None:
+        return DataPlan("holdout", train, _load_file(test, "test set"), None, label)
+    if cv is not None:
+        whole = Dataset.concat([train, other], name=label) if other is not None else train
+        return DataPlan("cv", whole, None, cv, label)
+    if other is not None:
+        return DataPlan("holdout", train, other, None, label)
+    return DataPlan("cv", train, None, DEFAULT_CV, label,
+                    note=f"{label} has no test split: {DEFAULT_CV}-fold cross-validation")
+
+
+def plan_data(data: str | None = None, *, test: str | None = None,
+              cv: int | None = None) -> DataPlan:
+    """The evaluation plan for a dataset (see ``docs/cli.md``, ``mlw fit``):
+
+    - ``test``: hold-out, train on ``data``, evaluate on the ``test`` file;
+    - ``cv=K``: K-fold iteratively stratified cross-validation over ``data`` (for a
+      dataset with a standard split: over its train and test parts joined);
+    - neither, a dataset name (bundled, such as the default ``emotions``; ``DIR/NAME``
+      with ``NAME-train.arff``/``NAME-test.arff``; a name in ``$MLW_DATA_PATH``; a
+      generator spec such as ``synthetic:labels=25``): its standard train/test split;
+    - neither, a file: 10-fold cross-validation over the file.
+
+    An empty name is an error (never the default dataset). Raises
+    :class:`DatasetNotFoundError` when nothing answers to ``data``.
+
+    Examples
+    --------
+    >>> plan = plan_data("emotions")
+    >>> plan.kind, plan.train.n_instances, plan.test.n_instances
+    ('holdout', 391, 202)
+    >>> plan_data("emotions", cv=5).train.n_instances
+    593
+    """
+    if test is not None and cv is not None:
+        raise ValueError("give either a test set (hold-out) or a number of folds "
+                         "(cross-validation), not both")
+    if cv is not None and (isinstance(cv, bool) or not isinstance(cv, int) or cv < 2):
+        raise ValueError(f"the number of folds must be an integer of at least 2, got {cv!r}")
+    if data is not None and not data.strip():
+        raise ValueError("the dataset name or path is empty")
+    source = DEFAULT_DATA if data is None else data
+    if Path(source).is_file():
+        train = load_dataset(source)
+        if test is not None:
+            return DataPlan("holdout", train, _load_file(test, "test set"), None, train.name)
+        if cv is not None:
+            return DataPlan("cv", train, None, cv, train.name)
+        return DataPlan("cv", train, None, DEFAULT_CV, train.name,
+                        note=f"no test set or number of folds given: {DEFAULT_CV}-fold "
+                             f"cross-validation over {source}")
+    label = source if source in BUNDLED or ":" in source else Path(source).name
+    return _named(source, test, cv, label)

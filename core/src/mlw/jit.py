@@ -1,0 +1,62 @@
+"""Numba compilation seen from the outside: how long a block of code spent compiling
+kernels (a cache miss: the first run after installation, or after a kernel changed),
+and a hook called when compilation starts, so that a front end can say so once.
+
+Kernels are compiled with ``cache=True``: later runs load them from numba's on-disk
+cache, which this does not count as compiling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+
+@dataclass
+class CompileTime:
+    """Seconds numba spent compiling inside a :func:`compile_timer` block."""
+
+    seconds: float = 0.0
+
+
+@contextlib.contextmanager
+def compile_timer(on_start: Callable[[], None] | None = None) -> Iterator[CompileTime]:
+    """Measure the time numba spends compiling inside the block.
+
+    ``on_start`` is called when the first compilation of the block starts (at most
+    once). Nested compilations are counted once. Importing numba is the price of
+    using this (any learner with kernels imports it anyway).
+
+    Examples
+    --------
+    >>> with compile_timer() as spent:
+    ...     pass
+    >>> spent.seconds
+    0.0
+    """
+    from numba.core import event
+
+    spent = CompileTime()
+    started = [False]
+
+    class _Listener(event.Listener):
+        def __init__(self) -> None:
+            self.depth = 0
+            self.t0 = 0.0
+
+        def on_start(self, ev: event.Event) -> None:
+            if self.depth == 0:
+                self.t0 = event.timer()
+                if on_start is not None and not started[0]:
+                    started[0] = True
+                    on_start()
+            self.depth += 1
+
+        def on_end(self, ev: event.Event) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                spent.seconds += event.timer() - self.t0
+
+    with event.install_listener("numba:compile", _Listener()):
+        yield spent
