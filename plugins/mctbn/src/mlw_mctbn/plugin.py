@@ -20,11 +20,9 @@ _COMMON = {
 
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
-    from mlw_mctbn.model import CTBN, MixtureOfCTBNs
-
     register(mlw.LearnerSpec(
         name="mc",
-        factory=MixtureOfCTBNs,
+        factory="mlw_mctbn.model:MixtureOfCTBNs",
         description="Mixture of conditional tree-structured Bayesian networks (Hong et al. "
                     "2014): EM, boosting-like tree growth, annealed MAP, exact marginals",
         param_docs={
@@ -40,15 +38,11 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "anneal_t_end": "annealing temperature of the last sweep",
             "keep_path": "keep the mixture after each tree of the growth (staged_models)",
         },
-        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
-                             sparse_input=True),
     ))
     register(mlw.LearnerSpec(
         name="ctbn",
-        factory=CTBN,
+        factory="mlw_mctbn.model:CTBN",
         description="One conditional tree-structured Bayesian network (Batal et al. 2013): "
                     "maximum-branching structure, exact MAP and marginals",
         param_docs=dict(_COMMON),
-        tags=mlw.LearnerTags(predicts_scores=True, joint=True, log_proba=True,
-                             sparse_input=True),
     ))
