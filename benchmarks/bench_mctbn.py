@@ -30,10 +30,10 @@ import mlw
 MULAN = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mulan"
 
 
-def timed(fit):
+def timed(fit, X, Y):
     load = os.getloadavg()[0]
     c0, w0 = time.process_time(), time.perf_counter()
-    fit()
+    fit(X, Y)
     return time.process_time() - c0, time.perf_counter() - w0, load
 
 
@@ -49,19 +49,19 @@ def main() -> None:
         mlw.get_learner("mc", C=1.0, n_trees=2, em_max_iter=2).fit(X[:60], Y[:60])  # JIT
         chain = make_pipeline(MaxAbsScaler(),
                               ClassifierChain(LogisticRegression(max_iter=1000)))
-        runs = [("sklearn ClassifierChain(LogisticRegression())", lambda: chain.fit(X, Y))]
-        runs.append(("ctbn C=1", lambda: mlw.get_learner("ctbn", C=1.0).fit(X, Y)))
-        runs.append(("ctbn (C by validation)", lambda: mlw.get_learner("ctbn").fit(X, Y)))
+        runs = [("sklearn ClassifierChain(LogisticRegression())", chain),
+                ("ctbn C=1", mlw.get_learner("ctbn", C=1.0)),
+                ("ctbn (C by validation)", mlw.get_learner("ctbn"))]
         if not args.skip_mc:
-            runs.append(("mc C=1", lambda: mlw.get_learner("mc", C=1.0).fit(X, Y)))
-            runs.append(("mc (C by validation)", lambda: mlw.get_learner("mc").fit(X, Y)))
+            runs += [("mc C=1", mlw.get_learner("mc", C=1.0)),
+                     ("mc (C by validation)", mlw.get_learner("mc"))]
         print(f"\n{name}: {X.shape[0]} x {X.shape[1]} "
               f"({'CSR' if sp.issparse(X) else 'dense'}), {Y.shape[1]} labels")
         print(f"{'learner':48s} {'fit CPU s':>10s} {'wall s':>8s} {'load':>6s} "
               f"{'CPU ratio':>10s}")
         base = None
-        for label, fit in runs:
-            cpu, wall, load = timed(fit)
+        for label, model in runs:
+            cpu, wall, load = timed(model.fit, X, Y)
             base = cpu if base is None else base
             print(f"{label:48s} {cpu:10.2f} {wall:8.1f} {load:6.1f} {cpu / base:10.2f}",
                   flush=True)

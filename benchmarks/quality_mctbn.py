@@ -191,7 +191,7 @@ def report(paths: list[Path]) -> None:
                 continue
             p = PAPER[ds][name]
 
-            def col(key: str, i: int, fmt: str) -> str:
+            def col(key: str, i: int, fmt: str, rs=rs, p=p) -> str:
                 ours = format(np.mean([r[key] for r in rs]), fmt)
                 return f"{ours} ({format(p[i], fmt) if p[i] is not None else '-'})"
 

@@ -79,7 +79,7 @@ def test_em_never_decreases_the_penalised_log_likelihood(emotions):
     lam = np.ones(6)
     rng = np.random.default_rng(0)
     trees = []
-    for k in range(3):  # three different structures, factors fitted on random weights
+    for _ in range(3):  # three different structures, factors fitted on random weights
         w = rng.random(X.shape[0]) * 2
         parent, _, theta = _learning.learn_structure(design, Yt, w, rows, lam, 0.3, rng)
         trees.append((parent, _learning.fit_tree(design, Yt, parent, w, rows, lam, theta)))
