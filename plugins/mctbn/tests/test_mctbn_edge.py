@@ -69,14 +69,14 @@ def test_nan_in_X_is_a_one_line_error(data):
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"C": 0}, "C must be a number > 0"),
-    ({"Cs": ()}, "Cs must hold at least one value"),
-    ({"Cs": "0.1,x"}, "Cs must be positive numbers"),
-    ({"holdout_fraction": 1.0}, "holdout_fraction must be a number > 0.0 and < 1.0"),
-    ({"max_trees": 0}, "max_trees must be an integer >= 1"),
-    ({"n_trees": 1.5}, "n_trees must be an integer >= 1"),
-    ({"n_anneal_iter": -1}, "n_anneal_iter must be an integer >= 0"),
-    ({"em_tol": float("nan")}, "em_tol must be a number >= 0"),
+    ({"C": 0}, "parameter 'C' must be a number > 0 or None, got 0"),
+    ({"Cs": ()}, "parameter 'Cs' must hold at least one value"),
+    ({"Cs": "0.1,x"}, "parameter 'Cs' must be positive numbers"),
+    ({"holdout_fraction": 1.0}, "parameter 'holdout_fraction' must be a number > 0 and < 1"),
+    ({"max_trees": 0}, "parameter 'max_trees' must be an integer >= 1, got 0"),
+    ({"n_trees": 1.5}, "parameter 'n_trees' must be an integer >= 1 or None"),
+    ({"n_anneal_iter": -1}, "parameter 'n_anneal_iter' must be an integer >= 0"),
+    ({"em_tol": float("nan")}, "parameter 'em_tol' must be a number >= 0"),
 ])
 def test_bad_parameters(data, params, message):
     X, Y = data

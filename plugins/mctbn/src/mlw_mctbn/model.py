@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
-from mlw.validation import check_Y
+from mlw.validation import check_param, check_Y
 from mlw_mctbn import _kernels, _learning, _logistic
 from mlw_mctbn._learning import Mixture
 
@@ -26,24 +26,6 @@ DEFAULT_CS = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 def _dense_labels(Y: Any) -> np.ndarray:
     return np.ascontiguousarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.uint8)
-
-
-def _check_number(name: str, value: Any, *, low: float, high: float | None = None,
-                  integer: bool = False, low_open: bool = False,
-                  high_open: bool = False) -> None:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if ok and integer:
-        ok = float(value) == int(value)
-    if ok:
-        v = float(value)
-        ok = np.isfinite(v) and (v > low if low_open else v >= low)
-        if ok and high is not None:
-            ok = v < high if high_open else v <= high
-    if not ok:
-        kind = "an integer" if integer else "a number"
-        lo = f"> {low}" if low_open else f">= {low}"
-        hi = "" if high is None else (f" and < {high}" if high_open else f" and <= {high}")
-        raise ValueError(f"{name} must be {kind} {lo}{hi}, got {value!r}")
 
 
 class _TreeMixtureLearner(MultiLabelLearner):
@@ -62,24 +44,21 @@ class _TreeMixtureLearner(MultiLabelLearner):
 
     # -- parameters ----------------------------------------------------------------------
     def _check_common(self) -> None:
-        if self.C is not None:
-            _check_number("C", self.C, low=0.0, low_open=True)
+        check_param("C", self.C, float, low=0.0, low_open=True, allow_none=True)
         Cs = self.Cs
         if isinstance(Cs, str):  # --param Cs=0.1,1,10 from the CLI
             try:
                 Cs = tuple(float(c) for c in Cs.replace(" ", "").split(","))
             except ValueError:
-                raise ValueError(f"Cs must be positive numbers, got {self.Cs!r}") from None
+                raise ValueError(f"parameter 'Cs' must be positive numbers, got "
+                                 f"{self.Cs!r}") from None
         Cs = tuple(Cs)
         if not Cs:
-            raise ValueError("Cs must hold at least one value")
-        for c in Cs:
-            _check_number("every value of Cs", c, low=0.0, low_open=True)
-        self._Cs = Cs
-        _check_number("holdout_fraction", self.holdout_fraction, low=0.0, high=1.0,
-                      low_open=True, high_open=True)
-        _check_number("validation_fraction", self.validation_fraction, low=0.0, high=1.0,
-                      low_open=True, high_open=True)
+            raise ValueError("parameter 'Cs' must hold at least one value")
+        self._Cs = tuple(check_param("Cs", c, float, low=0.0, low_open=True) for c in Cs)
+        for name in ("holdout_fraction", "validation_fraction"):
+            check_param(name, getattr(self, name), float, low=0.0, high=1.0, low_open=True,
+                        high_open=True)
 
     def _seed(self) -> int:
         return 0 if self.random_state is None else int(self.random_state)
@@ -177,10 +156,6 @@ class _TreeMixtureLearner(MultiLabelLearner):
         logits are computed once)."""
         A = self._logits(X)
         return self._map_from_logits(A), self._marginals_from_logits(A)
-
-    def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
-        check_is_fitted(self, "n_labels_")
-        return self._predict_with_scores(self._validate_X(X, reset=False))
 
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """Exact log P(y | x) = log sum_k lam_k prod_i P(y_i | x, y_parent_k(i)),
@@ -392,14 +367,14 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
 
     def _check_params(self) -> None:
         self._check_common()
-        _check_number("max_trees", self.max_trees, low=1, integer=True)
-        if self.n_trees is not None:
-            _check_number("n_trees", self.n_trees, low=1, integer=True)
-        _check_number("em_max_iter", self.em_max_iter, low=0, integer=True)
-        _check_number("em_tol", self.em_tol, low=0.0)
-        _check_number("n_anneal_iter", self.n_anneal_iter, low=0, integer=True)
-        _check_number("anneal_t_start", self.anneal_t_start, low=0.0, low_open=True)
-        _check_number("anneal_t_end", self.anneal_t_end, low=0.0, low_open=True)
+        check_param("max_trees", self.max_trees, int, low=1)
+        check_param("n_trees", self.n_trees, int, low=1, allow_none=True)
+        check_param("em_max_iter", self.em_max_iter, int, low=0)
+        check_param("em_tol", self.em_tol, float, low=0.0)
+        check_param("n_anneal_iter", self.n_anneal_iter, int, low=0)
+        check_param("anneal_t_start", self.anneal_t_start, float, low=0.0, low_open=True)
+        check_param("anneal_t_end", self.anneal_t_end, float, low=0.0, low_open=True)
+        check_param("keep_path", self.keep_path, bool)
 
     def _fit(self, X: Any, Y: Any) -> None:
         self._check_params()
