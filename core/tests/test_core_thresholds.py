@@ -124,13 +124,14 @@ def test_pcut_matches_the_training_density_on_the_scored_set_up_to_ties(train, t
     elif k >= positive.size:
         assert predicted == positive.size  # every positive score, never a zero
     else:
-        t = th.threshold_
+        t = th.cut(S)
         # the k largest, plus the ties of the k-th: #(> t) < k <= #(>= t) = predicted
         assert int((positive > t).sum()) < k <= predicted == int((positive >= t).sum())
         if np.unique(positive).size == positive.size:  # no ties: the density is exact
             assert predicted == k
-    np.testing.assert_array_equal(P, _naive_predict(S, th.threshold_, False))
+    np.testing.assert_array_equal(P, _naive_predict(S, th.cut(S), False))
     np.testing.assert_array_equal(th.predict(sp.csr_matrix(S)).toarray(), P)
+    assert not hasattr(th, "threshold_")  # predict writes no state
 
 
 def test_pcut_rounds_half_up_like_meka():
@@ -307,3 +308,43 @@ def test_cardinality_fit_blocks_equals_fit_on_stacked_scores(top_label: bool, se
         assert part.cardinality_ == whole.cardinality_
     with pytest.raises(ValueError, match="at least one training instance"):
         CardinalityMatching().fit_blocks([], n_rows=0, n_positive=0)
+
+
+@pytest.mark.parametrize("name", ["fixed", "pcut", "cardinality", "one_threshold"])
+def test_strategies_are_sklearn_estimators_and_predict_writes_no_state(name):
+    from sklearn.base import clone
+
+    rng = np.random.default_rng(4)
+    S = rng.random((40, 5))
+    Y = (rng.random((40, 5)) < S).astype(np.uint8)
+    strategy = mlw.get_threshold(name)
+    assert set(strategy.get_params()) == set(clone(strategy).get_params())
+    fitted = strategy.fit(S, Y)
+    before = {k: repr(v) for k, v in vars(fitted).items()}
+    first = fitted.predict(S[:10])
+    fitted.predict(rng.random((25, 5)))  # another scored set
+    assert {k: repr(v) for k, v in vars(fitted).items()} == before
+    np.testing.assert_array_equal(fitted.predict(S[:10]), first)
+
+
+def test_top_label_auto_follows_the_training_empty_sets():
+    from mlw.thresholds import EMPTY_SET_TOLERANCE, CardinalityMatching, resolve_top_label
+
+    S = np.array([[0.9, 0.1], [0.2, 0.3], [0.05, 0.02], [0.6, 0.7]])
+    full = np.array([[1, 0], [0, 1], [1, 0], [1, 1]])
+    some_empty = np.array([[1, 0], [0, 1], [0, 0], [1, 1]])
+    assert resolve_top_label("auto", full) and not resolve_top_label("auto", some_empty)
+    assert resolve_top_label("auto", sp.csr_matrix(full))
+    assert CardinalityMatching(top_label="auto").fit(S, full).top_label_
+    th = CardinalityMatching(top_label="auto").fit(S, some_empty)
+    assert not th.top_label_
+    # with the rule off, a row whose scores are all below the threshold stays empty
+    assert th.predict(S).sum(axis=1).min() == 0 or th.threshold_ <= 0.05
+    n = 1000
+    few = np.ones((n, 1), dtype=np.uint8)
+    few[: int(EMPTY_SET_TOLERANCE * n)] = 0
+    assert resolve_top_label("auto", few)
+    few[: int(EMPTY_SET_TOLERANCE * n) + 1] = 0
+    assert not resolve_top_label("auto", few)
+    with pytest.raises(ValueError, match="must be True, False or 'auto'"):
+        resolve_top_label("sometimes", full)

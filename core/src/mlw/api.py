@@ -30,9 +30,9 @@ def get_learner(name: str, *, seed: int | None = None, **params: Any) -> MultiLa
     Examples
     --------
     >>> import mlw
-    >>> mlw.get_learner("br")                              # doctest: +SKIP
+    >>> mlw.get_learner("br")
     BinaryRelevance()
-    >>> mlw.get_learner("cc", seed=3).random_state         # doctest: +SKIP
+    >>> mlw.get_learner("cc", seed=3).random_state
     3
     """
     spec = get_plugin_manager().learner(name)

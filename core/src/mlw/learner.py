@@ -180,7 +180,11 @@ def make_threshold(choice: Any) -> tuple[Any, bool]:
     if hasattr(choice, "fit") and hasattr(choice, "predict"):
         import copy
 
-        return copy.deepcopy(choice), bool(getattr(choice, "needs_training_scores", True))
+        from sklearn.base import clone
+
+        # an unfitted copy: a strategy estimator is cloned, any other object copied
+        fresh = clone(choice) if hasattr(choice, "get_params") else copy.deepcopy(choice)
+        return fresh, bool(getattr(choice, "needs_training_scores", True))
     raise ValueError(f"threshold must be a registered strategy name or an object with "
                      f"fit/predict, got {choice!r}")
 

@@ -96,9 +96,13 @@ def save_model(model: Any, path: str | os.PathLike[str], *,
 
     Examples
     --------
-    >>> import mlw, tempfile, pathlib                            # doctest: +SKIP
-    >>> model = mlw.get_learner("br").fit(X, Y)                  # doctest: +SKIP
-    >>> save_model(model, "br.mlw", metadata={"dataset": "yeast"})  # doctest: +SKIP
+    >>> import pathlib, tempfile, numpy as np, mlw
+    >>> X, Y = np.eye(4), np.array([[1, 0], [0, 1], [1, 0], [0, 1]])
+    >>> model = mlw.get_learner("br").fit(X, Y)
+    >>> path = save_model(model, pathlib.Path(tempfile.mkdtemp()) / "br.mlw",
+    ...                   metadata={"dataset": "toy"})
+    >>> load_model(path).predict(X).shape
+    (4, 2)
     """
     pm = get_plugin_manager()
     name = learner_name_of(model)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
 
 from mlw.validation import check_same_shape, check_scores, check_Y
 
@@ -167,24 +168,39 @@ def two_pass_search(objective: Callable[[float], float],
     return float(t2 if v2 > best_v else best_t)
 
 
-class _Strategy:
-    """Shared plumbing: a repr showing the constructor options, like scikit-learn's.
+class _Strategy(BaseEstimator):
+    """Shared plumbing: every strategy is a scikit-learn estimator (``get_params``,
+    ``set_params``, ``clone``, a repr showing the options that differ from the
+    defaults); ``fit`` sets the fitted attributes (ending in ``_``) and ``predict``
+    only reads them.
 
-    ``needs_training_scores`` says whether ``fit`` uses the training scores (the same
-    flag as the strategy's :class:`mlw.ThresholdSpec`), so a learner given a strategy
-    object can skip scoring its training data.
+    ``needs_training_scores`` says whether ``fit`` uses the training scores (read by
+    the strategy's :class:`mlw.ThresholdSpec`), so a learner given a strategy can skip
+    scoring its training data.
     """
 
     needs_training_scores: bool = True
 
-    def __repr__(self) -> str:
-        import inspect
 
-        params = [p for p in inspect.signature(type(self).__init__).parameters.values()
-                  if p.name != "self"]
-        shown = [f"{p.name}={getattr(self, p.name)!r}" for p in params
-                 if getattr(self, p.name) != p.default]
-        return f"{type(self).__name__}({', '.join(shown)})"
+#: Training sets with at most this fraction of empty label sets count as having
+#: "(almost) none" for the adaptive top-label rule (``top_label="auto"``).
+EMPTY_SET_TOLERANCE = 0.01
+
+
+def resolve_top_label(top_label: bool | str, Y: Any) -> bool:
+    """The top-label rule for a training label matrix: ``True``/``False`` as given;
+    ``"auto"`` turns it on only when at most :data:`EMPTY_SET_TOLERANCE` of the
+    training instances have an empty label set (an instance then always has a label,
+    so forcing one is right; on data where empty sets are real, forcing a label costs
+    subset accuracy)."""
+    if top_label == "auto":
+        n = Y.shape[0]
+        per_row = np.diff(Y.indptr) if sp.issparse(Y) else np.count_nonzero(Y, axis=1)
+        empty = float(np.count_nonzero(per_row == 0)) / n if n else 0.0
+        return empty <= EMPTY_SET_TOLERANCE
+    if isinstance(top_label, (bool, np.bool_)):
+        return bool(top_label)
+    raise ValueError(f"parameter 'top_label' must be True, False or 'auto', got {top_label!r}")
 
 
 def _check_training(scores: Scores, Y: Any) -> tuple[Scores, Any]:
@@ -208,8 +224,9 @@ class FixedThreshold(_Strategy):
     ----------
     threshold : float
         The cut-off in [0, 1].
-    top_label : bool
-        Give an instance with no label its top-scoring label.
+    top_label : bool or "auto"
+        Give an instance with no label its top-scoring label; ``"auto"``: only when the
+        training set has (almost) no empty label sets (needs ``Y`` in ``fit``).
     """
 
     needs_training_scores = False
@@ -222,10 +239,13 @@ class FixedThreshold(_Strategy):
         if not 0.0 <= float(self.threshold) <= 1.0:
             raise ValueError(f"fixed threshold must be in [0, 1], got {self.threshold}")
         self.threshold_ = float(self.threshold)
+        if self.top_label == "auto" and Y is None:
+            raise ValueError("top_label='auto' needs the training labels Y in fit")
+        self.top_label_ = resolve_top_label(self.top_label, None if Y is None else check_Y(Y))
         return self
 
     def predict(self, scores: Scores) -> Any:
-        return apply_threshold(check_scores(scores), _fitted(self), top_label=self.top_label)
+        return apply_threshold(check_scores(scores), _fitted(self), top_label=self.top_label_)
 
 
 class PCut(_Strategy):
@@ -234,9 +254,9 @@ class PCut(_Strategy):
 
     ``fit`` records the training label cardinality c (equivalently the density c/L).
     ``predict`` on n instances predicts the ``k = round(c * n)`` largest positive scores
-    of the whole set, together with every score tied with the k-th (``threshold_`` is
-    then that k-th largest score). With fewer than k positive scores, all of them are
-    predicted; with k = 0, none (``threshold_`` is ``inf``).
+    of the whole set, together with every score tied with the k-th (:meth:`cut` gives
+    that k-th largest score for a scored set). With fewer than k positive scores, all of
+    them are predicted; with k = 0, none (the cut is ``inf``).
 
     MEKA's ``ThresholdUtils.calibrateThreshold`` cuts half-way between the k-th and the
     (k+1)-th largest score, which makes the same predictions whenever those differ, and
@@ -244,9 +264,6 @@ class PCut(_Strategy):
     """
 
     needs_training_scores = False
-
-    def __init__(self) -> None:
-        pass
 
     def fit(self, scores: Scores | None = None, Y: Any = None) -> PCut:
         if Y is None:
@@ -258,10 +275,12 @@ class PCut(_Strategy):
         self.label_cardinality_ = float(Y.sum()) / Y.shape[0]
         self.density_ = self.label_cardinality_ / Y.shape[1]
         self.n_labels_ = int(Y.shape[1])
-        self.threshold_ = np.nan
         return self
 
-    def predict(self, scores: Scores) -> Any:
+    def cut(self, scores: Scores) -> float:
+        """The threshold Pcut uses on this scored set: the ``k``-th largest positive
+        score (``inf`` when nothing is predicted). Depends on the set, so it is not a
+        fitted attribute."""
         if not hasattr(self, "label_cardinality_"):
             raise ValueError("PCut is not fitted: call fit(scores, Y) first")
         S = check_scores(scores, n_labels=self.n_labels_)
@@ -269,13 +288,14 @@ class PCut(_Strategy):
         values: np.ndarray = np.asarray(S.data if sp.issparse(S) else S.ravel())
         positive = values[values > 0]
         if k <= 0 or positive.size == 0:
-            t = np.inf
-        elif k >= positive.size:
-            t = float(positive.min())
-        else:
-            t = float(np.partition(positive, positive.size - k)[positive.size - k])
-        self.threshold_ = t
-        return apply_threshold(S, t)
+            return float(np.inf)
+        if k >= positive.size:
+            return float(positive.min())
+        return float(np.partition(positive, positive.size - k)[positive.size - k])
+
+    def predict(self, scores: Scores) -> Any:
+        S = check_scores(scores)
+        return apply_threshold(S, self.cut(S))
 
 
 class CardinalityMatching(_Strategy):
@@ -283,15 +303,24 @@ class CardinalityMatching(_Strategy):
     closest to the training label cardinality (LCIF).
 
     The search is :func:`two_pass_search` (0..1 in steps of 0.1, then ±0.05 in steps of
-    0.01) minimising ``|predicted cardinality - training cardinality|``. With
-    ``top_label`` (BRkNN-a's rule, on by default) an instance with no label above the
-    threshold gets its top-scoring label, both while searching and when predicting.
+    0.01) minimising ``|predicted cardinality - training cardinality|``. With the
+    top-label rule (BRkNN-a's) an instance with no label above the threshold gets its
+    top-scoring label, both while searching and when predicting.
 
-    After ``fit``: ``threshold_``, ``target_cardinality_``, ``search_`` (every
-    (threshold, cardinality) evaluated) and ``cardinality_`` (at ``threshold_``).
+    Parameters
+    ----------
+    top_label : bool or "auto", default True
+        The top-label rule: on, off, or (``"auto"``) on only when at most
+        :data:`EMPTY_SET_TOLERANCE` of the training instances have no label, so that a
+        learner never predicts the empty set where it does not occur, and can where it
+        does (see :func:`resolve_top_label`).
+
+    After ``fit``: ``threshold_``, ``top_label_`` (the rule in force),
+    ``target_cardinality_``, ``search_`` (every (threshold, cardinality) evaluated) and
+    ``cardinality_`` (at ``threshold_``).
     """
 
-    def __init__(self, *, top_label: bool = True) -> None:
+    def __init__(self, *, top_label: bool | str = True) -> None:
         self.top_label = top_label
 
     def fit(self, scores: Scores, Y: Any) -> CardinalityMatching:
@@ -300,17 +329,27 @@ class CardinalityMatching(_Strategy):
         S, Y = _check_training(scores, Y)
         if Y.shape[0] == 0:
             raise ValueError("cardinality thresholding needs at least one training instance")
-        return self._search(_CardinalityCurve(S, self.top_label),
+        self.top_label_ = resolve_top_label(self.top_label, Y)
+        return self._search(_CardinalityCurve(S, self.top_label_),
                             float(Y.sum()) / Y.shape[0])
 
-    def fit_blocks(self, blocks: Any, *, n_rows: int, n_positive: int) -> CardinalityMatching:
+    def fit_blocks(self, blocks: Any, *, n_rows: int, n_positive: int,
+                   n_empty: int | None = None) -> CardinalityMatching:
         """Fit from the training scores given block by block (each block a dense or CSR
         score matrix for consecutive training rows), with ``n_rows`` training instances
-        holding ``n_positive`` labels in all. Decides exactly what :meth:`fit` decides on
-        the stacked scores, without ever holding them all (learners at extreme scale)."""
+        holding ``n_positive`` labels in all, ``n_empty`` of them with no label (needed
+        by ``top_label="auto"``). Decides exactly what :meth:`fit` decides on the
+        stacked scores, without ever holding them all (learners at extreme scale)."""
         if n_rows <= 0:
             raise ValueError("cardinality thresholding needs at least one training instance")
-        return self._search(_BlockedCardinalityCurve(blocks, n_rows, self.top_label),
+        if self.top_label == "auto":
+            if n_empty is None:
+                raise ValueError("top_label='auto' needs n_empty, the number of training "
+                                 "instances without a label")
+            self.top_label_ = n_empty / n_rows <= EMPTY_SET_TOLERANCE
+        else:
+            self.top_label_ = resolve_top_label(self.top_label, None)
+        return self._search(_BlockedCardinalityCurve(blocks, n_rows, self.top_label_),
                             float(n_positive) / n_rows)
 
     def _search(self, curve: _CardinalityCurve, target: float) -> CardinalityMatching:
@@ -322,7 +361,7 @@ class CardinalityMatching(_Strategy):
         return self
 
     def predict(self, scores: Scores) -> Any:
-        return apply_threshold(check_scores(scores), _fitted(self), top_label=self.top_label)
+        return apply_threshold(check_scores(scores), _fitted(self), top_label=self.top_label_)
 
 
 class OneThreshold(_Strategy):
@@ -334,14 +373,15 @@ class OneThreshold(_Strategy):
     metric : str
         A registered label-set metric; for a lower-is-better metric its negation is
         maximised.
-    top_label : bool
-        Apply the top-label rule while searching and predicting.
+    top_label : bool or "auto"
+        Apply the top-label rule while searching and predicting (``"auto"``: only when
+        the training set has (almost) no empty label sets).
 
     After ``fit``: ``threshold_``, ``score_`` (the metric there) and ``search_`` (every
     (threshold, metric value) evaluated).
     """
 
-    def __init__(self, metric: str = "f1_micro", *, top_label: bool = False) -> None:
+    def __init__(self, metric: str = "f1_micro", *, top_label: bool | str = False) -> None:
         self.metric = metric
         self.top_label = top_label
 
@@ -357,9 +397,10 @@ class OneThreshold(_Strategy):
                              f"{spec.needs}")
         S, Y = _check_training(scores, Y)
         sign = 1.0 if spec.greater_is_better else -1.0
+        top_label = self.top_label_ = resolve_top_label(self.top_label, Y)
 
         def objective(t: float) -> float:
-            P = apply_threshold(S, t, top_label=self.top_label)
+            P = apply_threshold(S, t, top_label=top_label)
             return sign * float(spec.compute(EvalContext(Y, P)))
 
         trace: list[tuple[float, float]] = []
@@ -369,4 +410,4 @@ class OneThreshold(_Strategy):
         return self
 
     def predict(self, scores: Scores) -> Any:
-        return apply_threshold(check_scores(scores), _fitted(self), top_label=self.top_label)
+        return apply_threshold(check_scores(scores), _fitted(self), top_label=self.top_label_)

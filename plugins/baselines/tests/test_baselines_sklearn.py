@@ -135,3 +135,26 @@ def test_get_learner_with_cli_style_string_parameters(data):
     assert model.inference_ == "beam"
     with pytest.raises(ValueError, match="has no parameter 'beam'"):
         mlw.get_learner("pcc", beam=3)
+
+
+@pytest.mark.parametrize("name, inner", [("cc", "_greedy"), ("pcc", "_infer"),
+                                         ("lp", "_class_proba")])
+def test_joint_learners_predict_decision_and_scores_in_one_pass(name, inner, monkeypatch):
+    """predict_with_scores (what evaluation calls) runs the chain / the inference / the
+    multi-class classifier once, and gives what predict and predict_proba give."""
+    X, Y = correlated(n=120, d=5, L=3, seed=3)
+    learner = mlw.get_learner(name).fit(X, Y)
+    expected = learner.predict(X), learner.predict_proba(X)
+    cls = type(learner)
+    original = getattr(cls, inner)
+    calls = []
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, inner, counted)
+    Y_pred, scores = learner.predict_with_scores(X)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(Y_pred, expected[0])
+    np.testing.assert_allclose(scores, expected[1])

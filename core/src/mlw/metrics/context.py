@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -11,6 +12,8 @@ from mlw.validation import check_same_shape, check_scores, check_Y
 
 if TYPE_CHECKING:
     from mlw.metrics.counts import ConfusionCounts
+
+T = TypeVar("T")
 
 
 class EvalContext:
@@ -39,6 +42,7 @@ class EvalContext:
                 raise ValueError(f"log_proba has {lp.shape[0]} values for "
                                  f"{self.Y_true.shape[0]} instances")
             self.log_proba = lp
+        self._cache: dict[str, Any] = {}
 
     @property
     def n_instances(self) -> int:
@@ -63,12 +67,15 @@ class EvalContext:
             raise ValueError("label-set metrics need predicted labels (Y_pred)")
         return confusion_counts(self.Y_true, self.Y_pred)
 
-    @cached_property
-    def ranking(self) -> np.ndarray:
-        """Per-instance (one_error, coverage, ranking_loss, average_precision), shape
-        (n, 4), computed once from ``scores`` (see :mod:`mlw.metrics.ranking`)."""
-        from mlw.metrics.ranking import ranking_table
+    def cached(self, key: str, compute: Callable[[EvalContext], T]) -> T:
+        """``compute(self)``, computed once per context and kept under ``key``.
 
-        if self.scores is None:
-            raise ValueError("ranking metrics need scores")
-        return ranking_table(self.Y_true, self.scores)
+        How a family of metrics shares one pass over the data: every metric of the
+        family asks for the same key, the first computes, the others reuse (the core's
+        ranking metrics keep their per-instance table under ``"mlw.ranking"``). Plugins
+        use their own prefix for keys.
+        """
+        if key not in self._cache:
+            self._cache[key] = compute(self)
+        value: T = self._cache[key]
+        return value

@@ -55,7 +55,7 @@ def confusion_counts(Y_true: Any, Y_pred: Any) -> ConfusionCounts:
     Two dense matrices go through the dense kernel; otherwise both are handled as CSR
     (a dense one is converted, never the other way round, so sparse stays sparse).
     """
-    from mlw.metrics import _kernels  # numba loads on first use, not on `import mlw`
+    from mlw.metrics import _kernels  # numba is imported by the first count, not before
 
     n, L = Y_true.shape
     if n == 0 or L == 0:

@@ -39,24 +39,35 @@ def ranking_table(Y_true: Any, scores: Any) -> np.ndarray:
     return _kernels.ranking_dense_scores(scores, T.indptr, T.indices)
 
 
+def _table(ctx: EvalContext) -> np.ndarray:
+    """The per-instance ranking table of a context, computed once and shared by the four
+    ranking metrics (kept in the context's cache: the family owns its cache)."""
+    def compute(c: EvalContext) -> np.ndarray:
+        if c.scores is None:
+            raise ValueError("ranking metrics need scores")
+        return ranking_table(c.Y_true, c.scores)
+
+    return ctx.cached("mlw.ranking", compute)
+
+
 def one_error(ctx: EvalContext) -> float:
     """Fraction of instances whose top-ranked label is not relevant (with ties, an
     irrelevant label scoring as high as the best relevant one counts as an error;
     an instance without true labels counts as no error)."""
-    return float(np.mean(ctx.ranking[:, 0]))
+    return float(np.mean(_table(ctx)[:, 0]))
 
 
 def coverage(ctx: EvalContext) -> float:
     """Mean number of labels one must go down the ranking to cover every true label
     (scikit-learn's ``coverage_error``; Mulan's coverage is this minus 1)."""
-    return float(np.mean(ctx.ranking[:, 1]))
+    return float(np.mean(_table(ctx)[:, 1]))
 
 
 def ranking_loss(ctx: EvalContext) -> float:
     """Mean fraction of (true, false) label pairs ordered wrongly (ties count as wrong)."""
-    return float(np.mean(ctx.ranking[:, 2]))
+    return float(np.mean(_table(ctx)[:, 2]))
 
 
 def average_precision(ctx: EvalContext) -> float:
     """Label-ranking average precision (scikit-learn's LRAP)."""
-    return float(np.mean(ctx.ranking[:, 3]))
+    return float(np.mean(_table(ctx)[:, 3]))

@@ -190,3 +190,8 @@ class ClassifierChain(ChainModel):
     @single_blas_thread
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self._greedy(X)[1]
+
+    @single_blas_thread
+    def _predict_with_scores(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The greedy decision and its link probabilities from one pass of the chain."""
+        return self._greedy(X)

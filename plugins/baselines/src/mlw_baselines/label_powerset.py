@@ -98,6 +98,13 @@ class LabelPowerset(MultiLabelLearner):
     def _predict_proba(self, X: Any) -> np.ndarray:
         return np.ascontiguousarray(self._class_proba(X) @ self.label_sets_.astype(np.float64))
 
+    @single_blas_thread
+    def _predict_with_scores(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The most probable label set and the marginals from one classifier pass."""
+        P = self._class_proba(X)
+        return (self.label_sets_[np.argmax(P, axis=1)].copy(),
+                np.ascontiguousarray(P @ self.label_sets_.astype(np.float64)))
+
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """log P(Y | X) of the given label sets, shape (n,) (floored; see class doc)."""
         X, Yd = validate_joint_query(self, X, Y)

@@ -120,6 +120,12 @@ class ProbabilisticClassifierChain(ChainModel):
         return self._infer(X)[0]
 
     @single_blas_thread
+    def _predict_with_scores(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The joint mode and the marginals from one inference pass."""
+        marginals, mode, _ = self._infer(X)
+        return mode, marginals
+
+    @single_blas_thread
     def predict_joint(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Marginals, joint mode and the mode's log-probability in one inference pass
         (``predict_proba`` and ``predict`` each run the inference)."""

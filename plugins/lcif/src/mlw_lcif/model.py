@@ -138,10 +138,12 @@ class _LCIFBase(mlw.MultiLabelLearner):
             return
         rows = self._threshold_rows(X.shape[0])
         self.threshold_rows_ = X.shape[0] if rows is None else int(rows.size)
-        n_positive = int(Y.sum()) if rows is None else int(Y[rows].sum())
+        Yt = Y if rows is None else Y[rows]
+        per_row = np.diff(Yt.indptr) if sp.issparse(Yt) else np.count_nonzero(Yt, axis=1)
         self.threshold_ = strategy.fit_blocks(self._training_score_blocks(rows=rows),
                                               n_rows=self.threshold_rows_,
-                                              n_positive=n_positive)
+                                              n_positive=int(per_row.sum()),
+                                              n_empty=int(np.count_nonzero(per_row == 0)))
 
     def _threshold_rows(self, n: int) -> np.ndarray | None:
         """The sorted training rows the threshold is fitted on, or None for all."""
