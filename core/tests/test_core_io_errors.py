@@ -166,3 +166,33 @@ def test_csv_needs_label_columns(tmp_path):
     p.write_text("a,y\n1,0\n")
     with pytest.raises(ValueError, match="label_columns"):
         mlw.load_dataset(p)
+
+
+# -- found by the fuzz suite (issue 17) --------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["9" * 400, "1e999", "-1e400"])
+def test_number_too_large_for_a_float_names_line_and_attribute(tmp_path, value):
+    err = fails(tmp_path, HEAD + "0,1,b\n" + f"1,{value},a\n",
+                r"bad\.arff:7: '.*' is too large for a float64 \(numeric attribute 'x'\)")
+    assert err.line == 7
+
+
+def test_xc_number_too_large_for_a_float(tmp_path):
+    fails(tmp_path, "2 3 2\n0 1:2\n1 0:1e999\n", r"bad\.xc:3: '1e999' is too large for a "
+                                                 r"float64", name="bad.xc", loader=load_xc)
+
+
+@pytest.mark.parametrize("value", ["1e999", "inf", "-inf"])
+def test_csv_infinite_value_names_line_and_column(tmp_path, value):
+    fails(tmp_path, f"x,y\n1,0\n{value},1\n", r"bad\.csv:3: column 'x', data row 2: -?inf is "
+                                              r"not a finite number", name="bad.csv",
+          loader=load_csv, label_columns=["y"])
+
+
+def test_xml_with_an_unknown_encoding(tmp_path):
+    (tmp_path / "r.arff").write_text(HEAD + "0,1,b\n")
+    (tmp_path / "r.xml").write_text('<?xml version="1.0" encoding="utf999"?><labels/>')
+    with pytest.raises(DataFormatError, match=r"^r\.xml: malformed XML \(LookupError: unknown "
+                                              r"encoding"):
+        load_arff(tmp_path / "r.arff")

@@ -21,8 +21,13 @@ _LAZY = {
     "DataPlan": "mlw.io.plan",
     "DatasetNotFoundError": "mlw.io.load",
     "DatasetWarning": "mlw.io._common",
+    "LimitError": "mlw.io._limits",
+    "LoadLimits": "mlw.io._limits",
+    "align": "mlw.io.align",
     "bundled_datasets": "mlw.io.bundled",
     "find_label_xml": "mlw.io.mulan",
+    "get_limits": "mlw.io._limits",
+    "limits": "mlw.io._limits",
     "load_arff": "mlw.io.arff",
     "load_csv": "mlw.io.tabular",
     "load_dataset": "mlw.io.load",
@@ -31,6 +36,8 @@ _LAZY = {
     "loads_arff": "mlw.io.arff",
     "plan_data": "mlw.io.plan",
     "read_label_xml": "mlw.io.mulan",
+    "reference_of": "mlw.io.align",
+    "set_limits": "mlw.io._limits",
     "write_arff": "mlw.io.arff_writer",
     "write_label_xml": "mlw.io.mulan",
     "write_mulan_splits": "mlw.io.arff_writer",
@@ -42,8 +49,13 @@ __all__ = [
     "DataPlan",
     "DatasetNotFoundError",
     "DatasetWarning",
+    "LimitError",
+    "LoadLimits",
+    "align",
     "bundled_datasets",
     "find_label_xml",
+    "get_limits",
+    "limits",
     "load_arff",
     "load_csv",
     "load_dataset",
@@ -52,6 +64,8 @@ __all__ = [
     "loads_arff",
     "plan_data",
     "read_label_xml",
+    "reference_of",
+    "set_limits",
     "write_arff",
     "write_label_xml",
     "write_mulan_splits",
@@ -74,6 +88,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from mlw.io._common import DataFormatError, DatasetWarning
+    from mlw.io._limits import LimitError, LoadLimits, get_limits, limits, set_limits
+    from mlw.io.align import align, reference_of
     from mlw.io.arff import load_arff, loads_arff
     from mlw.io.arff_writer import write_arff, write_mulan_splits
     from mlw.io.bundled import bundled_datasets

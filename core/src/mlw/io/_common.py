@@ -7,6 +7,7 @@ import gzip
 import io
 import lzma
 import re
+import zlib
 from pathlib import Path
 from typing import IO, cast
 
@@ -48,13 +49,55 @@ def open_binary(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
+_READ_CHUNK = 16 << 20
+
+
+def check_expansion(path: Path, total: int, compressed: int, *, in_memory: bool) -> None:
+    """Refuse a compressed file that decompresses beyond the limits (a decompression
+    bomb) and, when the text is held in memory, beyond ``max_memory``."""
+    from mlw.io._limits import RATIO_FLOOR, LimitError, get_limits, human_bytes
+
+    lim = get_limits()
+    if in_memory and total > lim.max_memory:
+        raise LimitError(path, None, f"the decompressed text is larger than "
+                                     f"{human_bytes(lim.max_memory)} "
+                                     f"({lim.advice('max_memory')})")
+    if total > RATIO_FLOOR and total > lim.max_ratio * max(compressed, 1):
+        raise LimitError(path, None, f"decompresses to more than {lim.max_ratio:g} times its "
+                                     f"size ({human_bytes(total)} so far from "
+                                     f"{human_bytes(compressed)}): a decompression bomb? "
+                                     f"({lim.advice('max_ratio')})")
+
+
 def read_bytes(path: Path) -> bytes:
-    """The whole (decompressed) content of the file."""
+    """The whole (decompressed) content of the file, within the loader limits
+    (:mod:`mlw.io._limits`: ``max_memory``, and ``max_ratio`` for compressed files)."""
+    from mlw.io._limits import LimitError, get_limits, human_bytes
+
+    _, comp = strip_compression(path)
+    size = path.stat().st_size
     try:
+        if comp is None:
+            lim = get_limits()
+            if size > lim.max_memory:
+                raise LimitError(path, None, f"the file ({human_bytes(size)}) is larger than "
+                                             f"{human_bytes(lim.max_memory)} "
+                                             f"({lim.advice('max_memory')})")
+            with open(path, "rb") as fh:
+                return fh.read()
+        parts: list[bytes] = []
+        total = 0
         with open_binary(path) as fh:
-            return fh.read()
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        if isinstance(exc, FileNotFoundError):
+            while True:
+                block = fh.read(_READ_CHUNK)
+                if not block:
+                    break
+                total += len(block)
+                check_expansion(path, total, size, in_memory=True)
+                parts.append(block)
+        return b"".join(parts)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise
         raise DataFormatError(path, None, f"cannot read the file ({exc})") from None
 
@@ -64,7 +107,7 @@ def read_head(path: Path, n: int = 4096) -> bytes:
     try:
         with open_binary(path) as fh:
             return fh.read(n)
-    except (OSError, EOFError, lzma.LZMAError):
+    except (OSError, EOFError, lzma.LZMAError, zlib.error):
         return b""
 
 
@@ -86,6 +129,12 @@ def text_stream(path: Path) -> io.TextIOWrapper:
 
 
 _NUMBER_CHARS = re.compile(rb"[-+0-9.eE]+")
+
+
+def number_token(text: bytes | memoryview, offset: int) -> bytes:
+    """The number starting at byte ``offset`` (for error messages)."""
+    m = _NUMBER_CHARS.match(text, offset)
+    return m.group() if m else b""
 
 
 def parse_fallback_numbers(text: bytes | memoryview, offsets: list[int]) -> list[float]:

@@ -40,9 +40,11 @@ from mlw.io._common import (
     DatasetWarning,
     base_name,
     decode,
+    number_token,
     parse_fallback_numbers,
     read_bytes,
 )
+from mlw.io._limits import LimitError, check_columns, check_memory, get_limits, memory_guard
 from mlw.io.arff_header import ArffHeader, Attribute, parse_header
 from mlw.io.mulan import find_label_xml, read_label_xml
 
@@ -212,6 +214,8 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
     buf = np.frombuffer(raw, dtype=np.uint8)[header.data_offset:]
     max_rows = raw.count(b"\n", header.data_offset) + 1
     max_entries = raw.count(b",", header.data_offset) + max_rows
+    check_memory(path, 2.0 * len(raw) + 13.0 * max_entries + 16.0 * max_rows,
+                 f"parsing {max_rows:,} lines with up to {max_entries:,} values")
     out = K.parse_arff_rows(buf, header.data_line, kinds, blob, vinfo, max_rows, max_entries)
     indptr, cols, vals, row_line, fb_flag, n_rows, nnz, n_sparse, n_weights, err = out
     if err[0] != C.ERR_OK:
@@ -219,7 +223,17 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
     fb = np.flatnonzero(fb_flag[:nnz])
     if fb.size:
         mv = memoryview(raw)[header.data_offset:]
-        vals[fb] = parse_fallback_numbers(mv, vals[fb].astype(np.int64).tolist())
+        offsets = vals[fb].astype(np.int64)
+        vals[fb] = parse_fallback_numbers(mv, offsets.tolist())
+        overflow = np.flatnonzero(np.isinf(vals[fb]))
+        if overflow.size:
+            entry = int(fb[overflow[0]])
+            row = int(np.searchsorted(indptr[:n_rows + 1], entry, side="right") - 1)
+            start = int(offsets[overflow[0]])
+            token = number_token(mv, start)
+            raise DataFormatError(path, int(row_line[row]),
+                                  f"{_short(token)!r} is too large for a float64 (numeric "
+                                  f"attribute {attrs[int(cols[entry])].name!r})")
     return {
         "indptr": indptr[:n_rows + 1].copy(),
         "cols": cols[:nnz].copy(),
@@ -270,7 +284,8 @@ def load_arff(path: str | Path, *, xml: str | Path | bool | None = None,
         Dataset name (default: the file name without suffixes, ``yeast-train``).
     """
     path = Path(path)
-    return loads_arff(read_bytes(path), path=path, xml=xml, n_labels=n_labels,
+    with memory_guard(path):
+        return loads_arff(read_bytes(path), path=path, xml=xml, n_labels=n_labels,
                       label_columns=label_columns, sparse=sparse,
                       drop_identifiers=drop_identifiers, name=name)
 
@@ -285,6 +300,14 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
     (``xml=None``); the other parameters are those of :func:`load_arff`.
     """
     path = Path(path)
+    with memory_guard(path):
+        return _loads_arff(raw, path, xml=xml, n_labels=n_labels, label_columns=label_columns,
+                           sparse=sparse, drop_identifiers=drop_identifiers, name=name)
+
+
+def _loads_arff(raw: bytes, path: Path, *, xml: str | Path | bool | None,
+                n_labels: int | None, label_columns: Sequence[str] | None,
+                sparse: bool | None, drop_identifiers: bool, name: str | None) -> Dataset:
     header = parse_header(raw, path)
     attrs = header.attributes
     labels, label_note = select_labels(header, path, xml=xml, n_labels=n_labels,
@@ -308,17 +331,20 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
     dropped: list[dict[str, str]] = []
     warn: list[str] = []
     n_attrs = len(attrs)
+    limits = get_limits()
     role = np.zeros(n_attrs, dtype=np.int8)
     outcol = np.zeros(n_attrs, dtype=np.int64)
     width = np.ones(n_attrs, dtype=np.int64)
     one_code = np.ones(n_attrs, dtype=np.float64)
     feature_names: list[str] = []
     one_hot: list[str] = []
+    schema: list[dict[str, Any]] = []
     for a, att in enumerate(attrs):
         if a in label_set:
             continue
         if att.kind in ("string", "date"):
             dropped.append({"attribute": att.name, "reason": f"{att.kind} attribute"})
+            schema.append({"name": att.name, "encoding": "dropped"})
             continue
         if att.kind == "numeric":
             role[a] = C.ROLE_COPY
@@ -334,15 +360,30 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
                     dropped.append({"attribute": att.name,
                                     "reason": f"identifier-like nominal ({distinct} distinct "
                                               f"values in {n_rows} rows)"})
+                    schema.append({"name": att.name, "encoding": "dropped"})
                     continue
+            if len(att.values) > limits.max_onehot:
+                raise LimitError(path, att.line, f"nominal attribute {att.name!r} declares "
+                                                 f"{len(att.values):,} values, more than the "
+                                                 f"{limits.max_onehot:,} one-hot columns one "
+                                                 f"attribute may expand to "
+                                                 f"({limits.advice('max_onehot')})")
             role[a] = C.ROLE_ONEHOT
             width[a] = len(att.values)
             one_hot.append(att.name)
         outcol[a] = len(feature_names)
         if role[a] == C.ROLE_ONEHOT:
             feature_names.extend(f"{att.name}={v}" for v in att.values)
+            schema.append({"name": att.name, "encoding": "onehot", "values": list(att.values)})
         else:
             feature_names.append(att.name)
+            if att.kind == "numeric":
+                schema.append({"name": att.name, "encoding": "numeric"})
+            else:  # one column: 1 is the second value, or the first for ROLE_INVERT
+                one = (None if len(att.values) < 2 else
+                       att.values[0] if role[a] == C.ROLE_INVERT else att.values[1])
+                schema.append({"name": att.name, "encoding": "binary",
+                               "values": list(att.values), "one": one})
     for d in dropped:
         warn.append(f"dropped attribute {d['attribute']!r}: {d['reason']}")
     for j, a in enumerate(labels):
@@ -369,6 +410,10 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
                                                         == err[2]][0]
         raise DataFormatError(path, line, f"label {att.name!r} has value {bad:g}; "
                                           f"labels must be 0 or 1")
+    check_columns(path, len(feature_names), "features after one-hot expansion")
+    x_nnz, y_nnz = int(x_counts.sum()), int(y_counts.sum())
+    check_memory(path, 12.0 * x_nnz + 4.0 * y_nnz + 16.0 * n_rows,
+                 f"{x_nnz:,} feature values in {n_rows:,} rows")
     x_indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(x_counts, out=x_indptr[1:])
     y_indptr = np.zeros(n_rows + 1, dtype=np.int64)
@@ -385,6 +430,9 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
     file_sparse = data["n_sparse_rows"] > 0
     make_sparse = file_sparse if sparse is None else bool(sparse)
     if not make_sparse:
+        check_memory(path, float(n_rows) * (8 * n_features + n_label_cols),
+                     f"a dense X of {n_rows:,} rows x {n_features:,} columns (sparse=True keeps "
+                     f"it sparse)")
         X = X.toarray()
         Y = Y.toarray()
     n_missing = int(np.isnan(vals).sum())
@@ -400,6 +448,7 @@ def loads_arff(raw: bytes, *, path: str | Path = "<bytes>", xml: str | Path | bo
         "one_hot": one_hot,
         "missing_values": n_missing,
         "warnings": warn,
+        "schema": schema,
     }
     for w in warn:
         warnings.warn(f"{path.name}: {w}", DatasetWarning, stacklevel=3)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlw.io._common import DataFormatError, decode
+from mlw.io._limits import check_columns, get_limits
 
 _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "%": "%", "n": "\n", "t": "\t", "r": "\r"}
 
@@ -145,6 +146,7 @@ def parse_header(raw: bytes, path: Path) -> ArffHeader:
     pos = 3 if raw.startswith(b"\xef\xbb\xbf") else 0  # a UTF-8 byte-order mark
     line = 0
     n = len(raw)
+    max_columns = get_limits().max_columns
     while pos < n:
         eol = raw.find(b"\n", pos)
         if eol < 0:
@@ -168,6 +170,8 @@ def parse_header(raw: bytes, path: Path) -> ArffHeader:
                 raise DataFormatError(path, line, f"attribute {name!r} has no type")
             if name in names:
                 raise DataFormatError(path, line, f"attribute {name!r} is declared twice")
+            if len(attributes) >= max_columns:
+                check_columns(path, len(attributes) + 1, "the header declares attributes", line)
             names.add(name)
             if spec.startswith("{"):
                 attributes.append(Attribute(name, "nominal", _nominal_values(spec, path, line),

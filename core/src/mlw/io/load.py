@@ -10,6 +10,7 @@ from typing import Any
 
 from mlw.dataset import Dataset
 from mlw.io._common import read_head, strip_compression
+from mlw.io._limits import memory_guard
 from mlw.io.bundled import BUNDLED, bundled_path
 from mlw.registry import LoaderSpec
 
@@ -228,7 +229,8 @@ def load_dataset(source: str | Path, *, split: str = "train", format: str | None
             kwargs[key] = value
     kwargs.update(options)
     _check_options(spec, kwargs)
-    return spec.load(path, **kwargs)
+    with memory_guard(path):  # a plugin's loader too: MemoryError -> LimitError (exit 2)
+        return spec.load(path, **kwargs)
 
 
 def _load_all(source: str | Path, **kwargs: Any) -> Dataset:

@@ -3,6 +3,11 @@
 
 Nested ``<label>`` elements (Mulan's label hierarchies) are read in document order;
 every one of them is a label column.
+
+The XML is parsed with ``defusedxml``, which refuses entity declarations and external
+references (billion laughs, quadratic blow-up, external entities) whatever the expat
+version of the running Python: a label file needs none of them, and ``xml.etree`` on its
+own is safe against them only with expat 2.4.1 or later.
 """
 
 from __future__ import annotations
@@ -11,8 +16,15 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import defusedxml
+import defusedxml.ElementTree as SafeET
+
 from mlw._atomic import atomic_write
 from mlw.io._common import DataFormatError, strip_compression
+from mlw.io._limits import LimitError, get_limits
+
+#: A Mulan label file lists names: even 10 million labels fit in this.
+_MAX_XML_BYTES = 1 << 30
 
 _SPLIT_SUFFIX = re.compile(r"[-_](train|test|training|testing)$", re.IGNORECASE)
 
@@ -24,11 +36,33 @@ def read_label_xml(path: str | Path) -> list[str]:
     label without a name or a label named twice.
     """
     path = Path(path)
+    lim = get_limits()
+    size = path.stat().st_size
+    if size > min(lim.max_memory, _MAX_XML_BYTES):
+        raise LimitError(path, None, f"a label file of {size:,} bytes is too large (at most "
+                                     f"{min(lim.max_memory, _MAX_XML_BYTES):,})")
     try:
-        root = ET.parse(path).getroot()
+        root = SafeET.parse(path).getroot()
     except ET.ParseError as exc:
         line = exc.position[0] if getattr(exc, "position", None) else None
         raise DataFormatError(path, line, f"malformed XML ({exc})") from None
+    except defusedxml.DTDForbidden:
+        raise DataFormatError(path, None, "a document type declaration is not allowed in a "
+                                          "label file") from None
+    except defusedxml.EntitiesForbidden as exc:
+        raise DataFormatError(path, None, f"entity declarations are not allowed in a label "
+                                          f"file (entity {exc.name!r})") from None
+    except defusedxml.ExternalReferenceForbidden:
+        raise DataFormatError(path, None, "external references are not allowed in a label "
+                                          "file") from None
+    except defusedxml.DefusedXmlException as exc:  # pragma: no cover - any other refusal
+        raise DataFormatError(path, None, f"unsafe XML refused ({exc})") from None
+    except RecursionError:
+        raise DataFormatError(path, None, "XML nested too deeply") from None
+    except (LookupError, UnicodeError, ValueError) as exc:  # e.g. an unknown encoding
+        msg = " ".join(str(exc).split())[:80]
+        raise DataFormatError(path, None, f"malformed XML ({type(exc).__name__}: {msg})") \
+            from None
     names: list[str] = []
     for el in root.iter():
         if el.tag == "label" or el.tag.endswith("}label"):

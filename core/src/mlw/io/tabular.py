@@ -5,6 +5,11 @@ columns, or with ``-N`` the last N, MEKA's convention). Every other column is a
 feature:
 
 * numeric columns -> float64 (null -> NaN); boolean -> 0/1;
+* a text column whose values are mostly numbers is numeric: its other values must be
+  missing markers (empty, ``?``, ``NA``, ``null``, ... -> NaN); any other text in it is
+  an error naming the line and the column (a typo must not silently turn a numeric
+  feature into an identifier that is dropped); ``categorical=[names]`` keeps such
+  columns as text;
 * text/categorical columns follow the ARFF nominal policy over their sorted distinct
   values: two values -> one 0/1 column (the value reading as true is 1, else the second
   in sorted order), three or more -> one-hot ``name=value`` columns, identifier-like
@@ -27,6 +32,7 @@ import numpy as np
 
 from mlw.dataset import Dataset
 from mlw.io._common import DataFormatError, DatasetWarning, base_name, read_bytes
+from mlw.io._limits import LimitError, check_columns, check_memory, get_limits, guarded
 from mlw.io.arff import IDENTIFIER_MIN_VALUES, binary_one_index
 
 
@@ -53,7 +59,8 @@ def _label_names(columns: list[str], path: Path, n_labels: int | None,
 
 def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = None,
                      label_columns: Sequence[str] | None = None, line_offset: int = 2,
-                     drop_identifiers: bool = True, name: str | None = None) -> Dataset:
+                     drop_identifiers: bool = True, name: str | None = None,
+                     categorical: Sequence[str] | None = None) -> Dataset:
     """A polars DataFrame -> Dataset, by the policies of this module."""
     import polars as pl
 
@@ -81,50 +88,88 @@ def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = No
                                   f"label {col!r} has value {v[bad[0]]:g}; labels must be 0 "
                                   f"or 1")
         Y[:, j] = v.astype(np.uint8)
+    limits = get_limits()
     blocks: list[np.ndarray] = []
     feature_names: list[str] = []
     dropped: list[dict[str, str]] = []
     one_hot: list[str] = []
+    schema: list[dict[str, Any]] = []
     label_set = set(labels)
+    categorical_set = set(categorical or ())
+    unknown = sorted(categorical_set - set(columns))
+    if unknown:
+        raise ValueError(f"categorical names {unknown[0]!r}, which is not a column of "
+                         f"{path.name}")
+    n_cols = 0
+
+    def add(block: np.ndarray, names: list[str], entry: dict[str, Any]) -> None:
+        blocks.append(block)
+        feature_names.extend(names)
+        schema.append(entry)
+
     for col in columns:
         if col in label_set:
             continue
         s = df.get_column(col)
-        if s.dtype == pl.Null or s.null_count() == n:  # no value at all (or no row)
-            blocks.append(np.full((n, 1), np.nan))
-            feature_names.append(col)
-        elif s.dtype == pl.Boolean:
-            blocks.append(s.cast(pl.Float64).fill_null(np.nan).to_numpy().reshape(-1, 1))
-            feature_names.append(col)
-        elif s.dtype.is_numeric():
-            blocks.append(s.cast(pl.Float64).fill_null(np.nan).to_numpy().reshape(-1, 1))
-            feature_names.append(col)
-        elif s.dtype in (pl.Utf8, pl.Categorical) or isinstance(s.dtype, pl.Enum):
+        width = 1
+        if s.dtype in (pl.Utf8, pl.Categorical) or isinstance(s.dtype, pl.Enum):
             strs = s.cast(pl.Utf8)
-            values = sorted(strs.drop_nulls().unique().to_list())
+            if col not in categorical_set:
+                numbers = _numeric_text(strs, path, col, line_offset)
+                if numbers is not None:
+                    s, strs = numbers, None
+            if strs is not None:
+                values = sorted(strs.drop_nulls().unique().to_list())
+                width = len(values) if len(values) > 2 else 1
+        n_cols += width
+        check_columns(path, n_cols, "features after one-hot expansion")
+        check_memory(path, 8.0 * n * n_cols, f"a dense X of {n:,} rows x {n_cols:,} columns")
+        if s.dtype == pl.Null or s.null_count() == n:  # no value at all (or no row)
+            add(np.full((n, 1), np.nan), [col], {"name": col, "encoding": "numeric"})
+        elif s.dtype == pl.Boolean or s.dtype.is_numeric():
+            values_f = s.cast(pl.Float64).fill_null(np.nan).to_numpy()
+            infinite = np.flatnonzero(np.isinf(values_f))
+            if infinite.size:
+                row = int(infinite[0])
+                where = f"data row {row + 1}" if line_offset else f"row {row} (0-based)"
+                raise DataFormatError(path, row + line_offset if line_offset else None,
+                                      f"column {col!r}, {where}: {values_f[row]} is not a "
+                                      f"finite number (too large for a float64, or 'inf')")
+            add(values_f.reshape(-1, 1), [col], {"name": col, "encoding": "numeric"})
+        elif strs is not None:
             missing = strs.is_null().to_numpy()
             if drop_identifiers and len(values) > IDENTIFIER_MIN_VALUES and len(values) > n / 2:
+                n_cols -= width
                 dropped.append({"attribute": col, "reason": f"identifier-like text column "
                                                             f"({len(values)} distinct values in "
                                                             f"{n} rows)"})
+                schema.append({"name": col, "encoding": "dropped"})
                 continue
+            if len(values) > limits.max_onehot:
+                raise LimitError(path, None, f"text column {col!r} has {len(values):,} distinct "
+                                             f"values, more than the {limits.max_onehot:,} "
+                                             f"one-hot columns one column may expand to "
+                                             f"({limits.advice('max_onehot')})")
             codes = np.searchsorted(np.array(values, dtype=object),
                                     strs.fill_null(values[0] if values else "").to_numpy())
             if len(values) <= 2:
                 one = binary_one_index(values) if len(values) == 2 else 1
                 col_v = (codes == one).astype(np.float64)
                 col_v[missing] = np.nan
-                blocks.append(col_v.reshape(-1, 1))
-                feature_names.append(col)
+                add(col_v.reshape(-1, 1), [col],
+                    {"name": col, "encoding": "binary", "values": values,
+                     "one": values[one] if one < len(values) else None})
             else:
                 block = np.zeros((n, len(values)), dtype=np.float64)
                 block[np.arange(n), codes] = 1.0
                 block[missing] = np.nan
-                blocks.append(block)
-                feature_names.extend(f"{col}={v}" for v in values)
+                add(block, [f"{col}={v}" for v in values],
+                    {"name": col, "encoding": "onehot", "values": values})
                 one_hot.append(col)
         else:
+            n_cols -= width
             dropped.append({"attribute": col, "reason": f"unsupported column type {s.dtype}"})
+            schema.append({"name": col, "encoding": "dropped"})
     X = np.hstack(blocks) if blocks else np.zeros((n, 0), dtype=np.float64)
     warn = [f"dropped column {d['attribute']!r}: {d['reason']}" for d in dropped]
     for w in warn:
@@ -132,16 +177,52 @@ def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = No
     provenance = {"path": str(path), "format": fmt, "label_source": "label_columns"
                   if label_columns is not None else "n_labels", "dropped": dropped,
                   "one_hot": one_hot, "missing_values": int(np.isnan(X).sum()),
-                  "warnings": warn}
+                  "warnings": warn, "schema": schema}
     return Dataset(X, Y, feature_names, labels, name or base_name(path), provenance)
 
 
+#: Texts read as a missing value in a column whose other values are numbers.
+MISSING_MARKERS = ("", "?", "NA", "N/A", "n/a", "NaN", "nan", "null", "NULL", "None", "-")
+
+
+def _numeric_text(strs: Any, path: Path, col: str, line_offset: int) -> Any:
+    """A text column whose values are mostly numbers: the numbers as Float64 (missing
+    markers -> null), or an error naming the first value that is not a number. ``None``
+    when the column is text (no more numbers than other values)."""
+    import polars as pl
+
+    stripped = strs.str.strip_chars()
+    marker = stripped.is_in(list(MISSING_MARKERS)).fill_null(True)
+    numbers = stripped.cast(pl.Float64, strict=False)
+    is_number = numbers.is_not_null()
+    n_numbers = int(is_number.sum())
+    text = (~marker & ~is_number).to_numpy()
+    n_text = int(text.sum())
+    if n_numbers == 0 or n_numbers <= n_text:
+        return None
+    if n_text:
+        row = int(np.flatnonzero(text)[0])
+        where = f"data row {row + 1}" if line_offset else f"row {row} (0-based)"
+        raise DataFormatError(path, row + line_offset if line_offset else None,
+                              f"column {col!r}, {where}: {strs[row]!r} is not a number, "
+                              f"though {n_numbers} of the column's values are (a typo? mark a "
+                              f"missing value as empty, ?, NA or null; or pass "
+                              f"categorical=[{col!r}] if the column is text)")
+    return numbers
+
+
+@guarded
 def load_csv(path: str | Path, *, n_labels: int | None = None,
              label_columns: Sequence[str] | None = None, separator: str | None = None,
-             drop_identifiers: bool = True, name: str | None = None) -> Dataset:
+             drop_identifiers: bool = True, name: str | None = None,
+             categorical: Sequence[str] | None = None) -> Dataset:
     """Load a CSV file with a header row (optionally .gz/.bz2) through polars.
 
-    ``separator`` defaults to a tab for ``.tsv`` files and a comma otherwise.
+    ``separator`` defaults to a tab for ``.tsv`` files and a comma otherwise. A text
+    column whose values are mostly numbers is numeric: its other values must be missing
+    markers (:data:`MISSING_MARKERS`), and any other text is an error naming the line and
+    the column (a typo must not turn a feature into text). ``categorical=[names]`` reads
+    such columns as text instead.
     """
     import polars as pl
 
@@ -149,30 +230,53 @@ def load_csv(path: str | Path, *, n_labels: int | None = None,
     raw = read_bytes(path)
     if separator is None:
         separator = "\t" if path.name.lower().split(".")[1:2] == ["tsv"] else ","
+    if not isinstance(separator, str) or len(separator.encode("utf-8")) != 1:
+        raise ValueError(f"separator must be a single one-byte character, got {separator!r}")
     try:
         df = pl.read_csv(raw, separator=separator, infer_schema_length=None)
-    except (pl.exceptions.PolarsError, ValueError) as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataFormatError(path, None, f"cannot read as CSV: {msg}") from None
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError,
+            OverflowError) as exc:
+        raise DataFormatError(path, None, f"cannot read as CSV: {_first_line(exc)}") from None
     return frame_to_dataset(df, path, fmt="csv", n_labels=n_labels, label_columns=label_columns,
-                            line_offset=2, drop_identifiers=drop_identifiers, name=name)
+                            line_offset=2, drop_identifiers=drop_identifiers, name=name,
+                            categorical=categorical)
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@guarded
 def load_parquet(path: str | Path, *, n_labels: int | None = None,
                  label_columns: Sequence[str] | None = None, drop_identifiers: bool = True,
-                 name: str | None = None) -> Dataset:
-    """Load a Parquet file through polars (row numbers in errors are 0-based)."""
+                 name: str | None = None, categorical: Sequence[str] | None = None) -> Dataset:
+    """Load a Parquet file through polars (row numbers in errors are 0-based).
+
+    The row and column counts are read from the file's metadata first, so a file whose
+    table would not fit ``max_memory`` is refused before it is decompressed.
+    """
     import polars as pl
 
     path = Path(path)
     try:
+        lazy = pl.scan_parquet(path)
+        n_columns = len(lazy.collect_schema())
+        n_rows = int(lazy.select(pl.len()).collect().item())
+        check_columns(path, n_columns, "columns")
+        check_memory(path, 8.0 * n_rows * n_columns,
+                     f"a table of {n_rows:,} rows x {n_columns:,} columns")
         df = pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataFormatError(path, None, f"cannot read as Parquet: {msg}") from None
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError, ValueError,
+            OverflowError) as exc:
+        if isinstance(exc, (FileNotFoundError, PermissionError, DataFormatError)):
+            raise
+        raise DataFormatError(path, None, f"cannot read as Parquet: {_first_line(exc)}") \
+            from None
     return frame_to_dataset(df, path, fmt="parquet", n_labels=n_labels,
                             label_columns=label_columns, line_offset=0,
-                            drop_identifiers=drop_identifiers, name=name)
+                            drop_identifiers=drop_identifiers, name=name,
+                            categorical=categorical)
 
 
 def sniff_parquet(head: bytes) -> bool:

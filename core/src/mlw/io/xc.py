@@ -15,7 +15,9 @@ CSR arrays and one chunk, never the whole text. ``X`` is float64 CSR and ``Y`` u
 
 from __future__ import annotations
 
+import lzma
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +28,26 @@ from mlw._atomic import atomic_write
 from mlw._lazy import LazyModule
 from mlw.dataset import Dataset
 from mlw.io import _codes as C  # noqa: E402 - constants, no numba
-from mlw.io._common import DataFormatError, base_name, decode, open_binary, parse_fallback_numbers
+from mlw.io._common import (
+    DataFormatError,
+    base_name,
+    check_expansion,
+    decode,
+    number_token,
+    open_binary,
+    parse_fallback_numbers,
+    strip_compression,
+)
+from mlw.io._limits import check_columns, check_memory, memory_guard
 
 # numba kernels, imported (and compiled or loaded from cache) on first use
 K = LazyModule("mlw.io._kernels")
 XK = LazyModule("mlw.io._xc_kernels")
 
 CHUNK_BYTES = 1 << 22
-_HEADER = re.compile(rb"^\s*(\d+)\s+(\d+)\s+(\d+)\s*$")
+_HEADER = re.compile(rb"^\s*(\d{1,18})\s+(\d{1,18})\s+(\d{1,18})\s*$")
+#: Feature and label indices are stored as int32.
+_MAX_INDEX = 2**31 - 1
 
 _XC_ERRORS = {
     C.ERR_ROW_COUNT: "more rows than the {extra} the header declares",
@@ -44,30 +58,49 @@ _XC_ERRORS = {
 
 
 def _chunks(path: Path, skip: int, chunk: int):
-    """(bytes of whole lines, number of the first line) after ``skip`` header bytes."""
-    with open_binary(path) as fh:
-        fh.read(skip)
-        rest = b""
-        line = 2
-        while True:
-            block = fh.read(chunk)
-            if not block:
-                if rest:
-                    yield rest + b"\n", line
-                return
-            block = rest + block
-            cut = block.rfind(b"\n")
-            if cut < 0:
-                rest = block
-                continue
-            whole, rest = block[:cut + 1], block[cut + 1:]
-            yield whole, line
-            line += whole.count(b"\n")
+    """(bytes of whole lines, number of the first line) after ``skip`` header bytes.
+
+    A compressed file is checked against ``max_ratio`` as it streams
+    (:func:`mlw.io._common.check_expansion`); a damaged one is a :class:`DataFormatError`.
+    """
+    compressed = path.stat().st_size if strip_compression(path)[1] else None
+    try:
+        with open_binary(path) as fh:
+            fh.read(skip)
+            total = skip
+            rest = b""
+            line = 2
+            while True:
+                block = fh.read(chunk)
+                if compressed is not None:
+                    total += len(block)
+                    check_expansion(path, total, compressed, in_memory=False)
+                if not block:
+                    if rest:
+                        yield rest + b"\n", line
+                    return
+                block = rest + block
+                cut = block.rfind(b"\n")
+                if cut < 0:
+                    rest = block
+                    continue
+                whole, rest = block[:cut + 1], block[cut + 1:]
+                yield whole, line
+                line += whole.count(b"\n")
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        if isinstance(exc, (FileNotFoundError, PermissionError)):
+            raise
+        raise DataFormatError(path, None, f"cannot read the file ({exc})") from None
 
 
 def _read_header(path: Path) -> tuple[int, int, int, int]:
-    with open_binary(path) as fh:
-        first = fh.readline(1 << 16)
+    try:
+        with open_binary(path) as fh:
+            first = fh.readline(1 << 16)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        if isinstance(exc, (FileNotFoundError, PermissionError)):
+            raise
+        raise DataFormatError(path, None, f"cannot read the file ({exc})") from None
     m = _HEADER.match(first.rstrip(b"\r\n"))
     if not m:
         raise DataFormatError(path, 1, f"expected the header 'instances features labels', "
@@ -95,7 +128,19 @@ def load_xc(path: str | Path, *, name: str | None = None,
     other than the header's.
     """
     path = Path(path)
+    with memory_guard(path):
+        return _load_xc(path, name=name, chunk_bytes=chunk_bytes)
+
+
+def _load_xc(path: Path, *, name: str | None, chunk_bytes: int) -> Dataset:
+    if not isinstance(chunk_bytes, int) or isinstance(chunk_bytes, bool) or chunk_bytes < 1:
+        raise ValueError(f"chunk_bytes must be a positive integer, got {chunk_bytes!r}")
     n, d, L, header_len = _read_header(path)
+    check_columns(path, d, "the header declares features", line=1)
+    check_columns(path, L, "the header declares labels", line=1)
+    if max(d, L) > _MAX_INDEX:
+        raise DataFormatError(path, 1, f"the header declares {max(d, L):,} columns; indices "
+                                       f"are 32-bit (at most {_MAX_INDEX:,})")
     rows = n_lab = n_feat = 0
     for chunk, _ in _chunks(path, header_len, chunk_bytes):
         r, lab, feat = XK.xc_count(np.frombuffer(chunk, dtype=np.uint8))
@@ -103,6 +148,10 @@ def load_xc(path: str | Path, *, name: str | None = None,
     if rows < n:
         raise DataFormatError(path, None, f"the header declares {n} instances but the file "
                                           f"has only {rows} rows")
+    # n <= rows here: the file itself bounds every allocation below (names: d + L)
+    check_memory(path, 16.0 * (n + 1) + 12.0 * n_feat + 4.0 * n_lab + 60.0 * (d + L),
+                 f"{n:,} rows with {n_feat:,} feature and {n_lab:,} label entries "
+                 f"({d:,} features, {L:,} labels)")
     x_indptr = np.zeros(n + 1, dtype=np.int64)
     y_indptr = np.zeros(n + 1, dtype=np.int64)
     # the counts include any (blank) lines beyond the header's rows: an upper bound
@@ -120,7 +169,14 @@ def load_xc(path: str | Path, *, name: str | None = None,
             _error(err, chunk, path, d, L)
         if n_fb:  # numbers for Python's float: negative index, byte offset as the value
             where = px0 + np.flatnonzero(x_idx[px0:px] < 0)
-            x_val[where] = parse_fallback_numbers(chunk, x_val[where].astype(np.int64).tolist())
+            offsets = x_val[where].astype(np.int64)
+            x_val[where] = parse_fallback_numbers(chunk, offsets.tolist())
+            overflow = np.flatnonzero(np.isinf(x_val[where]))
+            if overflow.size:
+                start = int(offsets[overflow[0]])
+                token = decode(number_token(chunk, start))[:40]
+                raise DataFormatError(path, first_line + chunk.count(b"\n", 0, start),
+                                      f"{token!r} is too large for a float64")
             x_idx[where] = -x_idx[where] - 1
     X = sp.csr_matrix((x_val, x_idx, x_indptr), shape=(n, d))
     Y = sp.csr_matrix((np.ones(n_lab, dtype=np.uint8), y_idx, y_indptr), shape=(n, L))
