@@ -1,22 +1,152 @@
 """Atomic file writes: the one mechanism every writer in mlw uses (model files,
-ARFF/XC/XML dataset files, prediction files)."""
+ARFF/XC/XML dataset files, prediction files).
+
+A write goes to a temporary file beside the destination, named
+``.<name>.mlw-<pid>-<random>.tmp``, which is flushed, ``fsync``-ed and renamed over the
+destination with ``os.replace``. So:
+
+- an exception, Ctrl-C (``SIGINT``) or ``SIGTERM`` during the write removes the
+  temporary file and leaves the destination as it was: while a write runs in the main
+  thread, ``SIGTERM`` (whose default action would kill the process on the spot) raises
+  :class:`Terminated`, a ``KeyboardInterrupt``, and is handled like Ctrl-C;
+- a process killed outright (``SIGKILL``, a power cut) can leave its temporary file
+  behind: the next write to the same destination removes such files whose process is
+  gone (or that are more than a day old);
+- the new file gets the permissions of the file it replaces, or for a new file
+  ``0o666`` minus the umask, as ``open()`` would give it (``mkstemp`` alone gives 0600).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import signal
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
+
+__all__ = ["Terminated", "atomic_write", "sweep_stale_temporaries"]
+
+#: Temporary files older than this are removed whatever their process (PID reuse).
+STALE_SECONDS = 24 * 3600
+
+
+class Terminated(KeyboardInterrupt):
+    """The process received ``SIGTERM`` (raised instead of dying mid-write)."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated(f"terminated by signal {signum}")
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While the block runs, ``SIGTERM`` raises :class:`Terminated` instead of killing
+    the process (only in the main thread, and only when no handler is installed)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+    except (ValueError, OSError):  # pragma: no cover - no signals here
+        yield
+        return
+    if previous is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # pragma: no cover - not Linux: read it by setting it
+    os.umask(mask)  # pragma: no cover
+    return mask  # pragma: no cover
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _prefix(name: str) -> str:
+    return f".{name}.mlw-"
+
+
+def sweep_stale_temporaries(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove temporary files an earlier, killed write to ``target`` left behind: ours
+    (``.<name>.mlw-<pid>-*.tmp``) whose process no longer exists or that are older than a
+    day, and the older pattern ``.<name>.<8 chars>.tmp`` when older than a day. Returns
+    the files removed."""
+    target = Path(target)
+    folder = target.parent if str(target.parent) else Path(".")
+    ours = re.compile(re.escape(_prefix(target.name)) + r"(\d+)-[A-Za-z0-9_]+\.tmp$")
+    legacy = re.compile(re.escape(f".{target.name}.") + r"[A-Za-z0-9_]{8}\.tmp$")
+    removed: list[Path] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(f".{target.name}."):
+            continue
+        m = ours.match(entry.name)
+        if m is None and legacy.match(entry.name) is None:
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        if m is not None:
+            pid = int(m.group(1))
+            stale = age > STALE_SECONDS or (pid != os.getpid() and not _alive(pid))
+        else:
+            stale = age > STALE_SECONDS
+        if stale:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
 
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike[str], mode: str = "wb",
                  encoding: str | None = None) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` for writing; on success it replaces
-    ``path`` atomically, on any error (including ``KeyboardInterrupt``) it is removed
-    and ``path`` is left as it was.
+    ``path`` atomically, on any error (including ``KeyboardInterrupt`` and ``SIGTERM``)
+    it is removed and ``path`` is left as it was. See the module documentation.
 
     Examples
     --------
@@ -30,21 +160,30 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb",
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write supports modes 'w' and 'wb', got {mode!r}")
     target = Path(path)
+    if not target.name or str(path) == "":
+        raise ValueError("cannot write to an empty path")
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {target}: folder {folder} does not exist")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None,
-                       newline="" if "b" not in mode else None) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    if target.is_dir():
+        raise IsADirectoryError(f"cannot write {target}: it is a folder")
+    sweep_stale_temporaries(target)
+    with sigterm_as_interrupt():
+        fd, tmp_name = tempfile.mkstemp(prefix=f"{_prefix(target.name)}{os.getpid()}-",
+                                        suffix=".tmp", dir=folder)
+        try:
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, _mode_for(target))
+            with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None,
+                           newline="" if "b" not in mode else None) as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp_name, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+            raise
     with contextlib.suppress(OSError):  # make the rename itself durable where possible
         dir_fd = os.open(folder, os.O_RDONLY)
         try:
