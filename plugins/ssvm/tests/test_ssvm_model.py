@@ -66,8 +66,7 @@ def test_dense_and_sparse_inputs_give_the_same_model():
     a = StructSubset(C=100.0).fit(X, Y)
     b = StructSubset(C=100.0).fit(sp.csr_matrix(X), sp.csr_matrix(Y))
     assert np.allclose(a.coef_, b.coef_) and np.allclose(a.intercept_, b.intercept_)
-    assert sp.issparse(b.predict(X)) and not sp.issparse(a.predict(X))
-    assert np.array_equal(b.predict(sp.csr_matrix(X)).toarray(), a.predict(X))
+    assert np.array_equal(b.predict(sp.csr_matrix(X)), a.predict(X))
 
 
 def test_prediction_is_the_sign_of_the_margins_and_scores_their_sigmoid():
@@ -113,19 +112,19 @@ def test_max_iter_warns():
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"C": 0}, "C must be a finite number > 0"),
-    ({"C": float("inf")}, "C must be"),
-    ({"epsilon": -1.0}, "epsilon must be"),
-    ({"bias": -1.0}, "bias must be"),
-    ({"cache_size": 1.5}, "cache_size must be an integer"),
-    ({"max_iter": 0}, "max_iter must be an integer >= 1"),
-    ({"beta": -1.0}, "beta must be"),
-    ({"measure": "f2"}, "measure must be one of"),
+    ({"C": 0}, "'C' must be a number > 0"),
+    ({"C": float("inf")}, "'C' must be"),
+    ({"epsilon": -1.0}, "'epsilon' must be"),
+    ({"bias": -1.0}, "'bias' must be"),
+    ({"cache_size": 1.5}, "'cache_size' must be an integer"),
+    ({"max_iter": 0}, "'max_iter' must be an integer >= 1"),
+    ({"beta": -1.0}, "'beta' must be"),
+    ({"measure": "f2"}, "'measure' must be .*one of"),
 ])
 def test_bad_parameters_are_one_line_value_errors(params, match):
     X, Y = _toy(20)
     with pytest.raises(ValueError, match=match) as err:
         StructF1(**params).fit(X, Y)
     assert "\n" not in str(err.value)
-    with pytest.raises(ValueError, match="loss must be one of"):
+    with pytest.raises(ValueError, match="'loss' must be .*one of"):
         StructuredSVM(loss="f1").fit(X, Y)

@@ -14,12 +14,12 @@ import warnings
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
+from mlw.validation import check_param, dense_labels
 from mlw_ssvm import _kernels as K
 from mlw_ssvm._cutting_plane import scores, solve
 
@@ -32,20 +32,6 @@ LOSSES = {
     "precision": K.LOSS_PRECISION,
     "recall": K.LOSS_RECALL,
 }
-
-
-def _number(name: str, value: Any, *, low: float, strict: bool = True,
-            integer: bool = False) -> float:
-    ok = not isinstance(value, bool) and isinstance(
-        value, (int, np.integer) if integer else (int, float, np.integer, np.floating))
-    if ok:
-        v = float(value)
-        ok = np.isfinite(v) and (v > low if strict else v >= low)
-    if not ok:
-        kind = "an integer" if integer else "a finite number"
-        raise ValueError(f"{name} must be {kind} {'>' if strict else '>='} {low:g}, "
-                         f"got {value!r}")
-    return float(value)
 
 
 class StructuredSVM(MultiLabelLearner):
@@ -135,22 +121,22 @@ class StructuredSVM(MultiLabelLearner):
     # -- the loss of each learner ------------------------------------------------------------
     def _loss(self) -> tuple[int, float]:
         """(kernel loss code, beta squared)."""
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))}, "
-                             f"got {self.loss!r}")
-        beta = _number("beta", self.beta, low=0.0, strict=False)
-        return LOSSES[self.loss], beta * beta
+        loss = check_param("loss", self.loss, str, choices=tuple(LOSSES))
+        beta = check_param("beta", self.beta, float, low=0.0, high=1e6)
+        return LOSSES[loss], beta * beta
 
     # -- fitting ----------------------------------------------------------------------------------
     def _fit(self, X: Any, Y: Any) -> None:
         code, beta2 = self._loss()
-        C = _number("C", self.C, low=0.0)
-        epsilon = _number("epsilon", self.epsilon, low=0.0)
-        bias = _number("bias", self.bias, low=0.0, strict=False)
-        cache_size = int(_number("cache_size", self.cache_size, low=0, strict=False,
-                                 integer=True))
-        max_iter = int(_number("max_iter", self.max_iter, low=1, strict=False, integer=True))
-        Yd = np.ascontiguousarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.uint8)
+        C = check_param("C", self.C, float, low=0.0, low_open=True, high=1e12)
+        epsilon = check_param("epsilon", self.epsilon, float, low=0.0, low_open=True,
+                              high=1e6)
+        bias = check_param("bias", self.bias, float, low=0.0, high=1e6)
+        cache_size = check_param("cache_size", self.cache_size, int, low=0)
+        max_iter = check_param("max_iter", self.max_iter, int, low=1)
+        # the oracles work on a row's dense label vector (their argmax is over all L
+        # labels), so Y is densified: n x L bytes
+        Yd = dense_labels(Y)
         res = solve(X, Yd, loss_code=code, beta2=beta2, C=C, epsilon=epsilon, bias=bias,
                     cache_size=cache_size, max_iter=max_iter)
         p = X.shape[1]
@@ -181,9 +167,9 @@ class StructuredSVM(MultiLabelLearner):
         check_is_fitted(self, "W_")
         return self._margins(self._validate_X(X, reset=False))
 
-    def _labels(self, M: np.ndarray) -> Any:
-        Yp = (M > 0).astype(np.uint8)
-        return sp.csr_matrix(Yp) if self.sparse_labels_ else Yp
+    def _labels(self, M: np.ndarray) -> np.ndarray:
+        # dense like the margins they come from (the learner is not _sparse_output)
+        return (M > 0).astype(np.uint8)
 
     def _predict(self, X: Any) -> Any:
         return self._labels(self._margins(X))
@@ -192,13 +178,8 @@ class StructuredSVM(MultiLabelLearner):
         return expit(self._margins(X))
 
     def _predict_with_scores(self, X: Any) -> tuple[Any, np.ndarray]:
-        M = self._margins(X)
+        M = self._margins(X)  # one pass: the decision and the scores from one product
         return self._labels(M), expit(M)
-
-    def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
-        """``(predict(X), predict_proba(X))`` from one computation of the margins."""
-        check_is_fitted(self, "W_")
-        return self._predict_with_scores(self._validate_X(X, reset=False))
 
 
 class StructHamming(StructuredSVM):
@@ -259,8 +240,6 @@ class StructF1(StructuredSVM):
         self.max_iter = max_iter
 
     def _loss(self) -> tuple[int, float]:
-        if self.measure not in MEASURES:
-            raise ValueError(f"measure must be one of {', '.join(map(repr, MEASURES))}, "
-                             f"got {self.measure!r}")
-        beta = _number("beta", self.beta, low=0.0, strict=False)
-        return LOSSES[self.measure], beta * beta
+        measure = check_param("measure", self.measure, str, choices=MEASURES)
+        beta = check_param("beta", self.beta, float, low=0.0, high=1e6)
+        return LOSSES[measure], beta * beta

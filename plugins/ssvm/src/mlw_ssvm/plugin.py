@@ -1,7 +1,7 @@
 """Registers the structured SVMs and the paper's synthetic generator with mlw.
 
-Nothing heavy is imported here: the learner classes are imported inside the hook and
-the generator module only when a dataset is generated.
+Nothing heavy is imported here: the learners are registered by import path and the
+generator module is imported only when a dataset is generated.
 """
 
 from __future__ import annotations
@@ -46,15 +46,12 @@ def generate(*, seed: int = 0, labels: int = 25, cardinality: float = 3.0, featu
 
 @mlw.hookimpl
 def mlw_register_learners(register):
-    from mlw_ssvm.model import StructF1, StructHamming, StructSubset
-
-    tags = mlw.LearnerTags(predicts_scores=True, joint=True, sparse_input=True)
     register(mlw.LearnerSpec(
-        name="struct_hamming", factory=StructHamming, tags=tags, param_docs=_COMMON,
+        name="struct_hamming", factory="mlw_ssvm.model:StructHamming", param_docs=_COMMON,
         description="Struct(Hl): 1-slack structural SVM on x(x)y trained with the Hamming "
                     "loss (Díez et al.); a jointly regularised binary relevance"))
     register(mlw.LearnerSpec(
-        name="struct_f1", factory=StructF1, tags=tags,
+        name="struct_f1", factory="mlw_ssvm.model:StructF1",
         param_docs={**_COMMON,
                     "beta": "beta of the F-beta loss (1: the paper's F1)",
                     "measure": "training loss: 'f_beta' (1 - F_beta), 'jaccard', "
@@ -62,7 +59,7 @@ def mlw_register_learners(register):
         description="Struct(F1): 1-slack structural SVM trained with 1 - F_beta (or "
                     "Jaccard), Algorithm 2 of Díez et al."))
     register(mlw.LearnerSpec(
-        name="struct_subset", factory=StructSubset, tags=tags, param_docs=_COMMON,
+        name="struct_subset", factory="mlw_ssvm.model:StructSubset", param_docs=_COMMON,
         description="Struct(01): 1-slack structural SVM trained with the subset 0/1 loss "
                     "(Díez et al.)"))
 
