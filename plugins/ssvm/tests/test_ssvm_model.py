@@ -128,3 +128,21 @@ def test_bad_parameters_are_one_line_value_errors(params, match):
     assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match="'loss' must be .*one of"):
         StructuredSVM(loss="f1").fit(X, Y)
+
+
+def test_warm_start_over_a_C_grid_meets_the_criterion_with_fewer_iterations():
+    X, Y = _toy(80, seed=5)
+    model = StructF1(C=1.0, epsilon=0.01, warm_start=True)
+    cold_iters = 0
+    for C in (1.0, 10.0, 100.0):
+        model.set_params(C=C).fit(X, Y)
+        cold = StructF1(C=C, epsilon=0.01).fit(X, Y)
+        cold_iters += cold.n_iter_
+        assert model.converged_ and model.violation_ <= 0.01
+        # both are epsilon-optimal: their objectives are within C * epsilon
+        assert abs(model.objective_ - cold.objective_) <= C * 0.01 + 1e-6
+        warm_iters = model.n_iter_
+    assert warm_iters < cold.n_iter_
+    # other data: a cold start (the state is keyed by a checksum of X and Y)
+    model.fit(X[:60], Y[:60])
+    assert model.n_iter_ == StructF1(C=100.0, epsilon=0.01).fit(X[:60], Y[:60]).n_iter_

@@ -56,6 +56,7 @@ class CuttingPlaneResult:
     violation: float  # last measured violation beyond xi (<= epsilon when converged)
     primal: float  # 1/2 |w|^2 + C xi over the working set
     dual: float  # dual objective over the working set
+    state: dict  # working set and cache, to warm-start another solve on the same data
 
 
 def scores(X, W: np.ndarray, bias: float) -> np.ndarray:
@@ -77,9 +78,16 @@ def constraint_sum(X, bias: float, Y: np.ndarray, Ybar: np.ndarray) -> np.ndarra
 
 
 def solve(X, Y: np.ndarray, *, loss_code: int, beta2: float, C: float, epsilon: float,
-          bias: float, cache_size: int, max_iter: int) -> CuttingPlaneResult:
+          bias: float, cache_size: int, max_iter: int,
+          state: dict | None = None) -> CuttingPlaneResult:
     """Train the 1-slack structural SVM on validated ``X`` (float64 ndarray or canonical
     CSR) and dense uint8 ``Y``.
+
+    ``state`` (the ``state`` of an earlier result on the same data, loss and bias)
+    starts from that run's working set and cache: its constraints are valid cutting
+    planes for any C, so a run for another C starts from the QP over them instead of
+    from w = 0 (the answer again meets the epsilon criterion; it is not bit-identical
+    to a cold start).
 
     BLAS is limited to one thread: every product here is small (the working set has
     tens of constraints), and on a busy machine spinning OpenBLAS threads made a
@@ -87,11 +95,12 @@ def solve(X, Y: np.ndarray, *, loss_code: int, beta2: float, C: float, epsilon: 
     """
     with threadpool_limits(limits=1, user_api="blas"):
         return _solve(X, Y, loss_code=loss_code, beta2=beta2, C=C, epsilon=epsilon,
-                      bias=bias, cache_size=cache_size, max_iter=max_iter)
+                      bias=bias, cache_size=cache_size, max_iter=max_iter, state=state)
 
 
 def _solve(X, Y: np.ndarray, *, loss_code: int, beta2: float, C: float, epsilon: float,
-           bias: float, cache_size: int, max_iter: int) -> CuttingPlaneResult:
+           bias: float, cache_size: int, max_iter: int,
+           state: dict | None) -> CuttingPlaneResult:
     n, p = X.shape
     L = Y.shape[1]
     dim = (p + 1) * L
@@ -107,6 +116,23 @@ def _solve(X, Y: np.ndarray, *, loss_code: int, beta2: float, C: float, epsilon:
         cache_Y = np.zeros((n, cache_size, L), np.uint8)
         cache_loss = np.zeros((n, cache_size))
         cache_count = np.zeros(n, np.int64)
+    if state is not None:
+        k = state["G"].shape[0]
+        cap = max(16, 2 * k)
+        G = np.empty((cap, dim))
+        G[:k] = state["G"]
+        delta = np.empty(cap)
+        delta[:k] = state["delta"]
+        H = np.empty((cap, cap))
+        H[:k, :k] = G[:k] @ G[:k].T
+        last_active = np.zeros(cap, np.int64)
+        alpha = solve_dual(H[:k, :k], delta[:k], C)
+        W = (alpha @ G[:k]).reshape(p + 1, L)
+        if cache_size > 0 and state["cache_Y"] is not None \
+                and state["cache_Y"].shape[1] == cache_size:
+            cache_Y = state["cache_Y"].copy()
+            cache_loss = state["cache_loss"].copy()
+            cache_count = state["cache_count"].copy()
     eps_est = 0.0
     n_iter = n_passes = n_cached = 0
     converged = False
@@ -168,7 +194,12 @@ def _solve(X, Y: np.ndarray, *, loss_code: int, beta2: float, C: float, epsilon:
     Hk, dk = H[:k, :k], delta[:k]
     xi = working_set_slack(Hk, dk, alpha)
     primal = 0.5 * float(alpha @ Hk @ alpha) + C * xi
+    cached = cache_size > 0
     return CuttingPlaneResult(W=W, converged=converged, n_iter=n_iter,
                               n_oracle_passes=n_passes, n_cached=n_cached, n_constraints=k,
                               slack=xi, violation=float(violation), primal=primal,
-                              dual=dual_objective(Hk, dk, alpha))
+                              dual=dual_objective(Hk, dk, alpha),
+                              state={"G": G[:k].copy(), "delta": dk.copy(),
+                                     "cache_Y": cache_Y if cached else None,
+                                     "cache_loss": cache_loss if cached else None,
+                                     "cache_count": cache_count if cached else None})

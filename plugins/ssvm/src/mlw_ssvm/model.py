@@ -34,6 +34,20 @@ LOSSES = {
 }
 
 
+def _checksum(X: Any, Y: np.ndarray) -> tuple:
+    """Identifies the training data of a warm start."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    if hasattr(X, "indptr"):
+        for a in (X.indptr, X.indices, X.data):
+            h.update(np.ascontiguousarray(a).tobytes())
+    else:
+        h.update(np.ascontiguousarray(X).tobytes())
+    h.update(Y.tobytes())
+    return (X.shape, Y.shape, h.hexdigest())
+
+
 class StructuredSVM(MultiLabelLearner):
     """1-slack margin-rescaling structural SVM on the tensor feature map x (x) y.
 
@@ -67,6 +81,11 @@ class StructuredSVM(MultiLabelLearner):
     max_iter : int
         Most cutting-plane iterations (QP solves); a ``ConvergenceWarning`` is issued
         when it is reached before the epsilon criterion.
+    warm_start : bool
+        Refitting on the same data (typically for another ``C``) starts from the
+        previous fit's working set and constraint cache, which stay valid cutting
+        planes for any C: a C grid costs about as much as its hardest C. The previous
+        data must be the same (checked by shape and a checksum of X and Y).
 
     Attributes
     ----------
@@ -109,7 +128,7 @@ class StructuredSVM(MultiLabelLearner):
 
     def __init__(self, loss: str = "hamming", *, C: float = 1e4, beta: float = 1.0,
                  epsilon: float = 0.1, bias: float = 1.0, cache_size: int = 5,
-                 max_iter: int = 2000) -> None:
+                 max_iter: int = 2000, warm_start: bool = False) -> None:
         self.loss = loss
         self.C = C
         self.beta = beta
@@ -117,6 +136,7 @@ class StructuredSVM(MultiLabelLearner):
         self.bias = bias
         self.cache_size = cache_size
         self.max_iter = max_iter
+        self.warm_start = warm_start
 
     # -- the loss of each learner ------------------------------------------------------------
     def _loss(self) -> tuple[int, float]:
@@ -137,8 +157,15 @@ class StructuredSVM(MultiLabelLearner):
         # the oracles work on a row's dense label vector (their argmax is over all L
         # labels), so Y is densified: n x L bytes
         Yd = dense_labels(Y)
+        key = (code, beta2, bias, _checksum(X, Yd))
+        state = None
+        if check_param("warm_start", self.warm_start, bool):
+            previous = getattr(self, "_warm_state", None)
+            if previous is not None and previous[0] == key:
+                state = previous[1]
         res = solve(X, Yd, loss_code=code, beta2=beta2, C=C, epsilon=epsilon, bias=bias,
-                    cache_size=cache_size, max_iter=max_iter)
+                    cache_size=cache_size, max_iter=max_iter, state=state)
+        self._warm_state = (key, res.state) if self.warm_start else None
         p = X.shape[1]
         self.W_ = res.W  # (p + 1, L): the learner's whole state, bias row last
         self.coef_ = np.ascontiguousarray(res.W[:p].T)
@@ -191,12 +218,13 @@ class StructHamming(StructuredSVM):
     """
 
     def __init__(self, *, C: float = 1e4, epsilon: float = 0.1, bias: float = 1.0,
-                 cache_size: int = 5, max_iter: int = 2000) -> None:
+                 cache_size: int = 5, max_iter: int = 2000, warm_start: bool = False) -> None:
         self.C = C
         self.epsilon = epsilon
         self.bias = bias
         self.cache_size = cache_size
         self.max_iter = max_iter
+        self.warm_start = warm_start
 
     def _loss(self) -> tuple[int, float]:
         return K.LOSS_HAMMING, 1.0
@@ -208,12 +236,13 @@ class StructSubset(StructuredSVM):
     ``beta``)."""
 
     def __init__(self, *, C: float = 1e4, epsilon: float = 0.1, bias: float = 1.0,
-                 cache_size: int = 5, max_iter: int = 2000) -> None:
+                 cache_size: int = 5, max_iter: int = 2000, warm_start: bool = False) -> None:
         self.C = C
         self.epsilon = epsilon
         self.bias = bias
         self.cache_size = cache_size
         self.max_iter = max_iter
+        self.warm_start = warm_start
 
     def _loss(self) -> tuple[int, float]:
         return K.LOSS_SUBSET, 1.0
@@ -230,7 +259,7 @@ class StructF1(StructuredSVM):
 
     def __init__(self, *, C: float = 1e4, beta: float = 1.0, measure: str = "f_beta",
                  epsilon: float = 0.1, bias: float = 1.0, cache_size: int = 5,
-                 max_iter: int = 2000) -> None:
+                 max_iter: int = 2000, warm_start: bool = False) -> None:
         self.C = C
         self.beta = beta
         self.measure = measure
@@ -238,6 +267,7 @@ class StructF1(StructuredSVM):
         self.bias = bias
         self.cache_size = cache_size
         self.max_iter = max_iter
+        self.warm_start = warm_start
 
     def _loss(self) -> tuple[int, float]:
         measure = check_param("measure", self.measure, str, choices=MEASURES)

@@ -18,6 +18,8 @@ _COMMON = {
     "bias": "value of the constant feature appended to x (0: no intercept)",
     "cache_size": "label vectors cached per example (SVM-struct's -f); 0: no cache",
     "max_iter": "most cutting-plane iterations (QP solves)",
+    "warm_start": "a refit on the same data (e.g. for another C) starts from the previous "
+                  "fit's working set and constraint cache",
 }
 
 _GENERATOR_DOCS = {
