@@ -93,3 +93,62 @@ def linear_link(A_row, W):
     def link(d, prefix):
         return sigmoid(A_row[d] + sum(W[d, k] * prefix[k] for k in range(d)))
     return link
+
+
+def hand_rolled_lp(template, X, Ysub):
+    """LP by hand: the distinct rows of ``Ysub`` (lexicographic) are the classes of one
+    clone of ``template``; returns ``(label_sets, model)`` (model None for one class)."""
+    sets = sorted({tuple(int(v) for v in row) for row in Ysub})
+    index = {s: k for k, s in enumerate(sets)}
+    classes = np.array([index[tuple(int(v) for v in row)] for row in Ysub])
+    model = clone(template).fit(X, classes) if len(sets) > 1 else None
+    return np.array(sets, dtype=np.uint8), model
+
+
+def lp_class_proba(label_sets, model, x_row):
+    """P(class k | x) of a :func:`hand_rolled_lp` model for one row."""
+    if model is None:
+        return np.ones(1)
+    out = np.zeros(len(label_sets))
+    out[np.asarray(model.classes_)] = model.predict_proba(x_row)[0]
+    return out
+
+
+def rakel_by_hand(members, labelsets, X, n_labels, threshold=0.5):
+    """RAkEL-o's votes, decisions and mean marginals, instance by instance, label by
+    label: ``members`` are :func:`hand_rolled_lp` results for ``labelsets``."""
+    n = X.shape[0]
+    votes = np.zeros((n, n_labels))
+    marg = np.zeros((n, n_labels))
+    count = np.zeros(n_labels)
+    for labels in labelsets:
+        for label in labels:
+            count[label] += 1
+    for i in range(n):
+        for (sets, model), labels in zip(members, labelsets):
+            P = lp_class_proba(sets, model, X[i:i + 1])
+            decision = sets[int(np.argmax(P))]
+            for pos, label in enumerate(labels):
+                votes[i, label] += decision[pos] / count[label]
+                marg[i, label] += sum(P[k] for k in range(len(sets)) if sets[k][pos]) \
+                    / count[label]
+    return votes, (votes >= threshold).astype(np.uint8), marg
+
+
+def mixture_brute_force(link_probas, orders, L):
+    """The mixture (1/m) sum_k P_k of chains by enumeration in LABEL order: member k's
+    ``link_probas[k](d, prefix)`` is P(y at chain position d = 1 | prefix in its chain
+    order ``orders[k]``). Returns ``(vectors, probs, marginals, mode, log P(mode))``."""
+    vectors = np.array(list(itertools.product((0, 1), repeat=L)), dtype=np.uint8)
+    probs = np.zeros(len(vectors))
+    for link, order in zip(link_probas, orders):
+        for r, v in enumerate(vectors):
+            chain_values = [int(v[label]) for label in order]
+            p = 1.0
+            for d in range(L):
+                q = link(d, chain_values[:d])
+                p *= q if chain_values[d] else 1.0 - q
+            probs[r] += p / len(orders)
+    marg = (probs[:, None] * vectors).sum(axis=0) / probs.sum()
+    best = int(np.argmax(probs))
+    return vectors, probs, marg, vectors[best], float(np.log(probs[best]))

@@ -5,6 +5,10 @@
 - :class:`LabelPowerset` (``lp``): one multi-class classifier over the label sets.
 - :class:`ProbabilisticClassifierChain` (``pcc``): the chain as a joint model, exact
   inference up to 15 labels, beam search above.
+- :class:`RandomKLabelsets` (``rakel``): RAkEL-o and RAkEL-d over label powersets.
+- :class:`EnsembleOfClassifierChains` (``ecc``) and
+  :class:`EnsembleOfProbabilisticClassifierChains` (``epcc``): chains on bootstrap
+  samples with random orders; EPCC predicts the mode of their averaged joint.
 
 All take any scikit-learn classifier as ``base_estimator`` (see :data:`SHORTCUTS`).
 """
@@ -23,9 +27,12 @@ _LAZY = {
     "BinaryRelevance": "mlw_baselines.binary_relevance",
     "ClassifierChain": "mlw_baselines.classifier_chain",
     "ConstantModel": "mlw_baselines._base_estimator",
+    "EnsembleOfClassifierChains": "mlw_baselines.chain_ensembles",
+    "EnsembleOfProbabilisticClassifierChains": "mlw_baselines.chain_ensembles",
     "LabelPowerset": "mlw_baselines.label_powerset",
     "PROBA_FLOOR": "mlw_baselines._base_estimator",
     "ProbabilisticClassifierChain": "mlw_baselines.probabilistic_chain",
+    "RandomKLabelsets": "mlw_baselines.rakel",
     "SHORTCUTS": "mlw_baselines._base_estimator",
 }
 
@@ -33,9 +40,12 @@ __all__ = [
     "BinaryRelevance",
     "ClassifierChain",
     "ConstantModel",
+    "EnsembleOfClassifierChains",
+    "EnsembleOfProbabilisticClassifierChains",
     "LabelPowerset",
     "PROBA_FLOOR",
     "ProbabilisticClassifierChain",
+    "RandomKLabelsets",
     "SHORTCUTS",
 ]
 
@@ -56,6 +66,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from mlw_baselines._base_estimator import PROBA_FLOOR, SHORTCUTS, ConstantModel
     from mlw_baselines.binary_relevance import BinaryRelevance
+    from mlw_baselines.chain_ensembles import EnsembleOfClassifierChains, EnsembleOfProbabilisticClassifierChains
     from mlw_baselines.classifier_chain import ClassifierChain
     from mlw_baselines.label_powerset import LabelPowerset
     from mlw_baselines.probabilistic_chain import ProbabilisticClassifierChain
+    from mlw_baselines.rakel import RandomKLabelsets

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from scipy.special import logsumexp
 
 from mlw_baselines._base_estimator import LOG_PROBA_FLOOR
 
@@ -37,16 +38,19 @@ def greedy(oracle: Oracle, n: int, L: int) -> tuple[np.ndarray, np.ndarray]:
     return Yhat, P
 
 
-def chain_log_proba(oracle: Oracle, Y: np.ndarray) -> np.ndarray:
-    """log P(Y | x) by the chain rule, each factor floored at ``PROBA_FLOOR``."""
+def chain_log_proba(oracle: Oracle, Y: np.ndarray, rows: np.ndarray | None = None, *,
+                    floor: bool = True) -> np.ndarray:
+    """log P(Y | x) by the chain rule, each factor floored at ``PROBA_FLOOR`` (unless
+    ``floor=False``). Row ``r`` of ``Y`` belongs to instance ``rows[r]`` (default: ``r``)."""
     n, L = Y.shape
     out = np.zeros(n)
-    rows = np.arange(n)
+    rows = np.arange(n) if rows is None else rows
+    low = LOG_PROBA_FLOOR if floor else -np.inf
     for d in range(L):
         p1 = oracle(d, rows, Y[:, :d])
         p = np.where(Y[:, d] == 1, p1, 1.0 - p1)
         with np.errstate(divide="ignore"):
-            out += np.maximum(np.log(p), LOG_PROBA_FLOOR)
+            out += np.maximum(np.log(p), low)
     return out
 
 
@@ -55,6 +59,25 @@ def all_label_vectors(L: int) -> np.ndarray:
     codes = np.arange(2 ** L, dtype=np.int64)
     shifts = np.arange(L - 1, -1, -1, dtype=np.int64)
     return ((codes[:, None] >> shifts[None, :]) & 1).astype(np.uint8)
+
+
+def leaf_log_proba(oracle: Oracle, idx: np.ndarray, L: int) -> np.ndarray:
+    """log P(y | x_i) of all ``2**L`` vectors (columns in the order of
+    :func:`all_label_vectors`) for the instances ``idx``, level by level: one oracle call
+    per chain position on ``len(idx) * 2**d`` (instance, prefix) pairs."""
+    c = idx.size
+    lp = np.zeros((c, 1))
+    prefixes = np.zeros((1, 0), dtype=np.uint8)
+    for d in range(L):
+        m = prefixes.shape[0]
+        rows = np.repeat(idx, m)
+        p1 = oracle(d, rows, np.tile(prefixes, (c, 1))).reshape(c, m)
+        l0, l1 = _log_pair(p1)
+        lp = np.stack([lp + l0, lp + l1], axis=2).reshape(c, 2 * m)
+        prefixes = np.concatenate(
+            [np.repeat(prefixes, 2, axis=0),
+             np.tile(np.array([[0], [1]], dtype=np.uint8), (m, 1))], axis=1)
+    return lp
 
 
 def exact(oracle: Oracle, n: int, L: int, *, max_rows: int = 1 << 16
@@ -72,17 +95,7 @@ def exact(oracle: Oracle, n: int, L: int, *, max_rows: int = 1 << 16
     for start in range(0, n, chunk):
         idx = np.arange(start, min(n, start + chunk))
         c = idx.size
-        lp = np.zeros((c, 1))
-        prefixes = np.zeros((1, 0), dtype=np.uint8)
-        for d in range(L):
-            m = prefixes.shape[0]
-            rows = np.repeat(idx, m)
-            p1 = oracle(d, rows, np.tile(prefixes, (c, 1))).reshape(c, m)
-            l0, l1 = _log_pair(p1)
-            lp = np.stack([lp + l0, lp + l1], axis=2).reshape(c, 2 * m)
-            prefixes = np.concatenate(
-                [np.repeat(prefixes, 2, axis=0),
-                 np.tile(np.array([[0], [1]], dtype=np.uint8), (m, 1))], axis=1)
+        lp = leaf_log_proba(oracle, idx, L)
         best = np.argmax(lp, axis=1)  # first maximum = lexicographically smallest
         top = lp[np.arange(c), best]
         w = np.exp(lp - top[:, None])
@@ -93,13 +106,11 @@ def exact(oracle: Oracle, n: int, L: int, *, max_rows: int = 1 << 16
     return marg, mode, mode_lp
 
 
-def beam(oracle: Oracle, n: int, L: int, width: int
-         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Beam search keeping the ``width`` most probable prefixes per instance.
-
-    Returns ``(marginals, mode, mode_log_proba)``; the marginals are over the final
-    beam, normalised by its mass (see :func:`mlw_baselines._kernels.pcc_beam_linear`).
-    """
+def beam_search(oracle: Oracle, n: int, L: int, width: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The final beams: ``(vectors uint8 (n, b, L), log_proba (n, b))`` in chain
+    positions and beam order, ``b = min(width, 2**L)`` (as
+    :func:`mlw_baselines._kernels.pcc_beam_final_linear`)."""
     all_rows = np.arange(n)
     cur_y = np.zeros((n, 1, L), dtype=np.uint8)
     cur_lp = np.zeros((n, 1))
@@ -115,14 +126,82 @@ def beam(oracle: Oracle, n: int, L: int, width: int
         cur_y = cur_y[all_rows[:, None], parent]
         cur_y[:, :, d] = value
         cur_lp = np.take_along_axis(cand_lp, order, axis=1)
-    top = cur_lp.max(axis=1)
-    best = np.argmax(cur_lp, axis=1)
-    ties = np.flatnonzero((cur_lp == top[:, None]).sum(axis=1) > 1)
+    return cur_y, cur_lp
+
+
+def best_vectors(vectors: np.ndarray, lp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per instance, the vector of highest ``lp`` among ``vectors`` (n, b, L), ties to
+    the lexicographically smallest: ``(best (n, L), best_lp (n,))``."""
+    n = lp.shape[0]
+    top = lp.max(axis=1)
+    best = np.argmax(lp, axis=1)
+    ties = np.flatnonzero((lp == top[:, None]).sum(axis=1) > 1)
     for i in ties:  # lexicographically smallest among equally probable vectors
-        cands = np.flatnonzero(cur_lp[i] == top[i])
-        keys = cur_y[i, cands]
+        cands = np.flatnonzero(lp[i] == top[i])
+        keys = vectors[i, cands]
         best[i] = cands[np.lexsort(keys.T[::-1])[0]]
+    return vectors[np.arange(n), best].copy(), top
+
+
+def beam(oracle: Oracle, n: int, L: int, width: int
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Beam search keeping the ``width`` most probable prefixes per instance.
+
+    Returns ``(marginals, mode, mode_log_proba)``; the marginals are over the final
+    beam, normalised by its mass (see :func:`mlw_baselines._kernels.pcc_beam_linear`).
+    """
+    cur_y, cur_lp = beam_search(oracle, n, L, width)
+    mode, top = best_vectors(cur_y, cur_lp)
     w = np.exp(cur_lp - top[:, None])
     w /= w.sum(axis=1, keepdims=True)
     marg = np.einsum("nb,nbl->nl", w, cur_y.astype(np.float64))
-    return marg, cur_y[all_rows, best].copy(), top
+    return marg, mode, top
+
+
+# -- mixtures of chains (EPCC) ------------------------------------------------------------
+
+
+def label_order_codes(order: np.ndarray) -> np.ndarray:
+    """For each row of :func:`all_label_vectors` in the chain positions of ``order``,
+    its index among the same vectors in label order (label 0 most significant)."""
+    L = order.size
+    vectors = all_label_vectors(L).astype(np.int64)
+    return vectors @ (np.int64(1) << (L - 1 - order.astype(np.int64)))
+
+
+def mixture_exact(oracles: list[Oracle], orders: np.ndarray, n: int, L: int, *,
+                  max_rows: int = 1 << 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact inference of the mixture ``(1/m) sum_k P_k`` of ``m`` chains with link
+    oracles ``oracles`` and chain orders ``orders`` (m, L): ``(marginals, mode,
+    mode_log_proba)`` in label order, with the semantics of
+    :func:`mlw_baselines._kernels.epcc_exact_linear`."""
+    m = len(oracles)
+    marg = np.zeros((n, L))
+    mode = np.zeros((n, L), dtype=np.uint8)
+    mode_lp = np.empty(n)
+    chunk = max(1, max_rows // (1 << max(L - 1, 0)))
+    vectors = all_label_vectors(L)
+    codes = [label_order_codes(o) for o in orders]
+    for start in range(0, n, chunk):
+        idx = np.arange(start, min(n, start + chunk))
+        table = np.zeros((idx.size, 1 << L))
+        for oracle, code in zip(oracles, codes):
+            table[:, code] += np.exp(leaf_log_proba(oracle, idx, L)) / m
+        best = np.argmax(table, axis=1)
+        marg[idx] = (table @ vectors) / table.sum(axis=1, keepdims=True)
+        mode[idx] = vectors[best]
+        mode_lp[idx] = np.log(table[np.arange(idx.size), best])
+    return marg, mode, mode_lp
+
+
+def mixture_log_proba(oracles: list[Oracle], orders: np.ndarray,
+                      cand: np.ndarray) -> np.ndarray:
+    """log of the mixture probability (unfloored) of candidate vectors ``cand`` uint8
+    (n, C, L) in label order, shape (n, C)."""
+    n, C, L = cand.shape
+    rows = np.repeat(np.arange(n), C)
+    flat = cand.reshape(n * C, L)
+    member = np.stack([chain_log_proba(oracle, np.ascontiguousarray(flat[:, order]), rows,
+                                       floor=False)
+                       for oracle, order in zip(oracles, orders)])
+    return (logsumexp(member, axis=0) - np.log(len(oracles))).reshape(n, C)

@@ -18,7 +18,7 @@ lexicographically smallest in chain order (``0 < 1``, position 0 most significan
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -119,6 +119,46 @@ def _lex_less(a, b):
 
 
 @njit(cache=True)
+def _beam_search_row(A, i, W, B, cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp):
+    """Beam search for instance ``i``, in the given work arrays (``cur_*``/``new_*`` of
+    ``B`` rows, ``cand_lp`` of ``2B``). Returns the final beam size; the beam is left in
+    ``cur_y`` (label vectors in chain positions) and ``cur_lp`` (log-probabilities)."""
+    L = A.shape[1]
+    m = 1
+    cur_lp[0] = 0.0
+    for j in range(L):
+        cur_z[0, j] = A[i, j]
+        cur_y[0, j] = 0
+    for d in range(L):
+        for b in range(m):
+            cand_lp[2 * b] = cur_lp[b] + log_sigmoid(-cur_z[b, d])
+            cand_lp[2 * b + 1] = cur_lp[b] + log_sigmoid(cur_z[b, d])
+        c = 2 * m
+        order = np.argsort(-cand_lp[:c], kind="mergesort")
+        keep = min(B, c)
+        for r in range(keep):
+            cidx = order[r]
+            parent = cidx // 2
+            v = cidx % 2
+            new_lp[r] = cand_lp[cidx]
+            for j in range(L):
+                new_y[r, j] = cur_y[parent, j]
+            new_y[r, d] = v
+            for j in range(L):
+                new_z[r, j] = cur_z[parent, j]
+            if v == 1:
+                for j in range(d + 1, L):
+                    new_z[r, j] += W[j, d]
+        for r in range(keep):
+            cur_lp[r] = new_lp[r]
+            for j in range(L):
+                cur_y[r, j] = new_y[r, j]
+                cur_z[r, j] = new_z[r, j]
+        m = keep
+    return m
+
+
+@njit(cache=True)
 def pcc_beam_linear(A, W, beam):
     """Beam-search PCC inference (Kumar et al., 2013): keep the ``beam`` most probable
     prefixes at every depth.
@@ -143,37 +183,7 @@ def pcc_beam_linear(A, W, beam):
     new_lp = np.zeros(B, dtype=np.float64)
     cand_lp = np.empty(2 * B, dtype=np.float64)
     for i in range(n):
-        m = 1
-        cur_lp[0] = 0.0
-        for j in range(L):
-            cur_z[0, j] = A[i, j]
-            cur_y[0, j] = 0
-        for d in range(L):
-            for b in range(m):
-                cand_lp[2 * b] = cur_lp[b] + log_sigmoid(-cur_z[b, d])
-                cand_lp[2 * b + 1] = cur_lp[b] + log_sigmoid(cur_z[b, d])
-            c = 2 * m
-            order = np.argsort(-cand_lp[:c], kind="mergesort")
-            keep = min(B, c)
-            for r in range(keep):
-                cidx = order[r]
-                parent = cidx // 2
-                v = cidx % 2
-                new_lp[r] = cand_lp[cidx]
-                for j in range(L):
-                    new_y[r, j] = cur_y[parent, j]
-                new_y[r, d] = v
-                for j in range(L):
-                    new_z[r, j] = cur_z[parent, j]
-                if v == 1:
-                    for j in range(d + 1, L):
-                        new_z[r, j] += W[j, d]
-            for r in range(keep):
-                cur_lp[r] = new_lp[r]
-                for j in range(L):
-                    cur_y[r, j] = new_y[r, j]
-                    cur_z[r, j] = new_z[r, j]
-            m = keep
+        m = _beam_search_row(A, i, W, B, cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp)
         best = 0
         for r in range(1, m):
             if cur_lp[r] > cur_lp[best] or (
@@ -192,3 +202,165 @@ def pcc_beam_linear(A, W, beam):
             mode[i, j] = cur_y[best, j]
         mode_lp[i] = top
     return marg, mode, mode_lp
+
+
+@njit(cache=True)
+def pcc_beam_final_linear(A, W, beam):
+    """The final beams of :func:`pcc_beam_linear`: ``(vectors uint8 (n, b, L) in chain
+    positions, log_proba (n, b))`` with ``b = min(beam, 2**L)``, in beam order."""
+    n, L = A.shape
+    B = beam
+    b_out = B
+    if L < 62 and (1 << L) < B:
+        b_out = 1 << L
+    out_y = np.zeros((n, b_out, L), dtype=np.uint8)
+    out_lp = np.empty((n, b_out), dtype=np.float64)
+    cur_y = np.zeros((B, L), dtype=np.uint8)
+    cur_z = np.zeros((B, L), dtype=np.float64)
+    cur_lp = np.zeros(B, dtype=np.float64)
+    new_y = np.zeros((B, L), dtype=np.uint8)
+    new_z = np.zeros((B, L), dtype=np.float64)
+    new_lp = np.zeros(B, dtype=np.float64)
+    cand_lp = np.empty(2 * B, dtype=np.float64)
+    for i in range(n):
+        m = _beam_search_row(A, i, W, B, cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp)
+        for r in range(m):
+            out_lp[i, r] = cur_lp[r]
+            for j in range(L):
+                out_y[i, r, j] = cur_y[r, j]
+    return out_y, out_lp
+
+
+# -- ensembles of probabilistic chains (EPCC) -------------------------------------------------
+#
+# Member k of an ensemble of m chains has its own order: chain position d predicts label
+# orders[k, d]; its feature logits are the columns k*L .. k*L + L - 1 of A and its chained
+# weights W[k] (chain positions, strictly lower triangular). The ensemble's joint model
+# is the mixture P(y | x) = (1/m) sum_k P_k(y | x).
+
+
+@njit(parallel=True, cache=True)
+def epcc_exact_linear(A, W, orders, n_chunks):
+    """Exact inference of the mixture of ``m`` linear chains: every member enumerates all
+    ``2**L`` label vectors (depth first, as :func:`pcc_exact_linear`) and adds its
+    probability of each to a table indexed by the vector in *label order* (label 0 the
+    most significant bit).
+
+    Returns ``(marginals (n, L), mode uint8 (n, L), mode_log_proba (n,))``, all in label
+    order: the mixture's marginals and its most probable vector (ties: the
+    lexicographically smallest in label order), with log of its mixture probability.
+    Memory: one table of ``2**L`` floats per chunk of instances.
+    """
+    n = A.shape[0]
+    m, L = orders.shape
+    size = 1 << L
+    marg = np.zeros((n, L), dtype=np.float64)
+    mode = np.zeros((n, L), dtype=np.uint8)
+    mode_lp = np.empty(n, dtype=np.float64)
+    chunk = (n + n_chunks - 1) // n_chunks
+    inv_m = 1.0 / m
+    for c in prange(n_chunks):
+        start = c * chunk
+        stop = min(n, start + chunk)
+        if start >= stop:
+            continue
+        table = np.zeros(size, dtype=np.float64)
+        z = np.empty((L + 1, L), dtype=np.float64)
+        pr = np.empty(L + 1, dtype=np.float64)   # probability of the prefix y_<d
+        p1 = np.empty(L + 1, dtype=np.float64)   # P(y_d = 1 | x, y_<d) at the current node
+        p0 = np.empty(L + 1, dtype=np.float64)   # P(y_d = 0 | x, y_<d)
+        code = np.zeros(L + 1, dtype=np.int64)
+        state = np.zeros(L + 1, dtype=np.int64)
+        bits = np.empty(L, dtype=np.int64)
+        for i in range(start, stop):
+            table[:] = 0.0
+            for k in range(m):
+                for d in range(L):
+                    bits[d] = np.int64(1) << (L - 1 - orders[k, d])
+                    z[0, d] = A[i, k * L + d]
+                pr[0] = inv_m
+                code[0] = 0
+                state[:] = 0
+                d = 0
+                while d >= 0:
+                    if d == L:
+                        table[code[L]] += pr[L]
+                        d -= 1
+                        continue
+                    s = state[d]
+                    if s == 2:
+                        state[d] = 0
+                        d -= 1
+                        continue
+                    if s == 0:  # one exp per node, in probability space
+                        zz = z[d, d]
+                        e = np.exp(-abs(zz))
+                        if zz >= 0.0:
+                            p1[d] = 1.0 / (1.0 + e)
+                            p0[d] = e / (1.0 + e)
+                        else:
+                            p1[d] = e / (1.0 + e)
+                            p0[d] = 1.0 / (1.0 + e)
+                    state[d] = s + 1
+                    if s == 1:
+                        pr[d + 1] = pr[d] * p1[d]
+                        code[d + 1] = code[d] | bits[d]
+                        for j in range(d + 1, L):
+                            z[d + 1, j] = z[d, j] + W[k, j, d]
+                    else:
+                        pr[d + 1] = pr[d] * p0[d]
+                        code[d + 1] = code[d]
+                        for j in range(d + 1, L):
+                            z[d + 1, j] = z[d, j]
+                    d += 1
+            best = 0
+            total = 0.0
+            for v in range(size):
+                p = table[v]
+                total += p
+                if p > table[best]:
+                    best = v
+                for j in range(L):
+                    if (v >> (L - 1 - j)) & 1:
+                        marg[i, j] += p
+            for j in range(L):
+                marg[i, j] /= total
+                mode[i, j] = (best >> (L - 1 - j)) & 1
+            mode_lp[i] = np.log(table[best])
+    return marg, mode, mode_lp
+
+
+@njit(parallel=True, cache=True)
+def mixture_log_proba_linear(A, W, orders, cand):
+    """log P(y | x) under the mixture of ``m`` linear chains (unfloored), for the
+    candidate vectors ``cand`` uint8 (n, C, L) in label order; returns (n, C).
+
+    A member's chain rule costs ``O(L + |y| L)``: the logits start from the feature part
+    and each positive label adds its column of chained weights to the later links.
+    """
+    n, C, L = cand.shape
+    m = orders.shape[0]
+    out = np.empty((n, C), dtype=np.float64)
+    log_m = np.log(m)
+    for i in prange(n):
+        z = np.empty(L, dtype=np.float64)
+        member_lp = np.empty(m, dtype=np.float64)
+        for c in range(C):
+            for k in range(m):
+                for d in range(L):
+                    z[d] = A[i, k * L + d]
+                s = 0.0
+                for d in range(L):
+                    if cand[i, c, orders[k, d]]:
+                        s += log_sigmoid(z[d])
+                        for j in range(d + 1, L):
+                            z[j] += W[k, j, d]
+                    else:
+                        s += log_sigmoid(-z[d])
+                member_lp[k] = s
+            top = member_lp.max()
+            acc = 0.0
+            for k in range(m):
+                acc += np.exp(member_lp[k] - top)
+            out[i, c] = top + np.log(acc) - log_m
+    return out
