@@ -152,3 +152,47 @@ def mixture_brute_force(link_probas, orders, L):
     marg = (probs[:, None] * vectors).sum(axis=0) / probs.sum()
     best = int(np.argmax(probs))
     return vectors, probs, marg, vectors[best], float(np.log(probs[best]))
+
+
+def brute_neighbours(Xtr, Xq, k, metric="euclidean", leave_one_out=False):
+    """The k nearest training rows of every query by a full distance matrix (ties to the
+    lower index; under cosine only positive similarities count)."""
+    A = Xtr.toarray() if sp.issparse(Xtr) else np.asarray(Xtr, dtype=float)
+    Q = Xq.toarray() if sp.issparse(Xq) else np.asarray(Xq, dtype=float)
+    out = []
+    for i, q in enumerate(Q):
+        if metric == "euclidean":
+            key = [math.sqrt(float(((q - a) ** 2).sum())) for a in A]
+            ok = [True] * len(A)
+        else:
+            key = [-float(q @ a) / (np.linalg.norm(q) * np.linalg.norm(a))
+                   if np.linalg.norm(q) and np.linalg.norm(a) else 0.0 for a in A]
+            ok = [v < 0 for v in key]
+        cands = [r for r in range(len(A)) if ok[r] and not (leave_one_out and r == i)]
+        cands.sort(key=lambda r: (key[r], r))
+        out.append(cands[:k])
+    return out
+
+
+def mlknn_by_hand(Xtr, Ytr, Xte, k, s=1.0, metric="euclidean"):
+    """ML-kNN as the paper writes it, with loops: returns the test posteriors."""
+    n, L = Ytr.shape
+    train_nb = brute_neighbours(Xtr, Xtr, k, metric, leave_one_out=True)
+    post = np.zeros((Xte.shape[0], L))
+    test_nb = brute_neighbours(Xtr, Xte, k, metric)
+    for j in range(L):
+        prior = (s + Ytr[:, j].sum()) / (2 * s + n)
+        a = [0] * (k + 1)
+        b = [0] * (k + 1)
+        for i in range(n):
+            c = int(sum(Ytr[r, j] for r in train_nb[i]))
+            if Ytr[i, j]:
+                a[c] += 1
+            else:
+                b[c] += 1
+        for t, nb in enumerate(test_nb):
+            c = int(sum(Ytr[r, j] for r in nb))
+            on = prior * (s + a[c]) / (s * (k + 1) + sum(a))
+            off = (1 - prior) * (s + b[c]) / (s * (k + 1) + sum(b))
+            post[t, j] = on / (on + off)
+    return post

@@ -9,6 +9,8 @@
 - :class:`EnsembleOfClassifierChains` (``ecc``) and
   :class:`EnsembleOfProbabilisticClassifierChains` (``epcc``): chains on bootstrap
   samples with random orders; EPCC predicts the mode of their averaged joint.
+- :class:`MLkNN` (``mlknn``), :class:`BRkNN` (``brknn``) and :class:`IBLR` (``iblr``):
+  the instance-based baselines on :mod:`mlw.neighbors`.
 
 All take any scikit-learn classifier as ``base_estimator`` (see :data:`SHORTCUTS`).
 """
@@ -25,11 +27,14 @@ __version__ = "0.1.0"
 #: scikit-learn.
 _LAZY = {
     "BinaryRelevance": "mlw_baselines.binary_relevance",
+    "BRkNN": "mlw_baselines.knn",
     "ClassifierChain": "mlw_baselines.classifier_chain",
     "ConstantModel": "mlw_baselines._base_estimator",
     "EnsembleOfClassifierChains": "mlw_baselines.chain_ensembles",
     "EnsembleOfProbabilisticClassifierChains": "mlw_baselines.chain_ensembles",
+    "IBLR": "mlw_baselines.knn",
     "LabelPowerset": "mlw_baselines.label_powerset",
+    "MLkNN": "mlw_baselines.knn",
     "PROBA_FLOOR": "mlw_baselines._base_estimator",
     "ProbabilisticClassifierChain": "mlw_baselines.probabilistic_chain",
     "RandomKLabelsets": "mlw_baselines.rakel",
@@ -38,11 +43,14 @@ _LAZY = {
 
 __all__ = [
     "BinaryRelevance",
+    "BRkNN",
     "ClassifierChain",
     "ConstantModel",
     "EnsembleOfClassifierChains",
     "EnsembleOfProbabilisticClassifierChains",
+    "IBLR",
     "LabelPowerset",
+    "MLkNN",
     "PROBA_FLOOR",
     "ProbabilisticClassifierChain",
     "RandomKLabelsets",
@@ -68,6 +76,7 @@ if TYPE_CHECKING:
     from mlw_baselines.binary_relevance import BinaryRelevance
     from mlw_baselines.chain_ensembles import EnsembleOfClassifierChains, EnsembleOfProbabilisticClassifierChains
     from mlw_baselines.classifier_chain import ClassifierChain
+    from mlw_baselines.knn import BRkNN, IBLR, MLkNN
     from mlw_baselines.label_powerset import LabelPowerset
     from mlw_baselines.probabilistic_chain import ProbabilisticClassifierChain
     from mlw_baselines.rakel import RandomKLabelsets
