@@ -11,6 +11,7 @@
   samples with random orders; EPCC predicts the mode of their averaged joint.
 - :class:`MLkNN` (``mlknn``), :class:`BRkNN` (``brknn``) and :class:`IBLR` (``iblr``):
   the instance-based baselines on :mod:`mlw.neighbors`.
+- :class:`HOMER` (``homer``): a hierarchy of binary relevances over label clusters.
 
 All take any scikit-learn classifier as ``base_estimator`` (see :data:`SHORTCUTS`).
 """
@@ -32,6 +33,7 @@ _LAZY = {
     "ConstantModel": "mlw_baselines._base_estimator",
     "EnsembleOfClassifierChains": "mlw_baselines.chain_ensembles",
     "EnsembleOfProbabilisticClassifierChains": "mlw_baselines.chain_ensembles",
+    "HOMER": "mlw_baselines.homer",
     "IBLR": "mlw_baselines.knn",
     "LabelPowerset": "mlw_baselines.label_powerset",
     "MLkNN": "mlw_baselines.knn",
@@ -48,6 +50,7 @@ __all__ = [
     "ConstantModel",
     "EnsembleOfClassifierChains",
     "EnsembleOfProbabilisticClassifierChains",
+    "HOMER",
     "IBLR",
     "LabelPowerset",
     "MLkNN",
@@ -76,6 +79,7 @@ if TYPE_CHECKING:
     from mlw_baselines.binary_relevance import BinaryRelevance
     from mlw_baselines.chain_ensembles import EnsembleOfClassifierChains, EnsembleOfProbabilisticClassifierChains
     from mlw_baselines.classifier_chain import ClassifierChain
+    from mlw_baselines.homer import HOMER
     from mlw_baselines.knn import BRkNN, IBLR, MLkNN
     from mlw_baselines.label_powerset import LabelPowerset
     from mlw_baselines.probabilistic_chain import ProbabilisticClassifierChain
