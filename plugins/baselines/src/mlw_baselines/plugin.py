@@ -1,4 +1,6 @@
-"""Registers the baseline learners ``br``, ``cc``, ``lp`` and ``pcc`` with mlw."""
+"""Registers the baseline learners with mlw: ``br``, ``cc``, ``lp``, ``pcc``, the
+ensembles ``rakel``, ``ecc``, ``epcc``, ``homer`` and the instance-based ``mlknn``,
+``brknn``, ``iblr``."""
 
 from __future__ import annotations
 
@@ -11,6 +13,65 @@ _RANDOM_STATE = "seed of the random chain order and of randomised shortcut class
 _ORDER = ("chain order: None (the labels' own order), 'random' (drawn with random_state) "
           "or label indices as a list or a string \"2,0,1\"")
 _N_JOBS = "models fitted in parallel by joblib (None: one at a time, -1: all cores)"
+_THRESHOLD = ("thresholding strategy tuned in fit: fixed (0.5), pcut, cardinality, "
+              "one_threshold, or a strategy object")
+_SEED = "seed of the random draws and of randomised shortcut classifiers"
+_K = "number of nearest neighbours"
+_METRIC = ("euclidean (the papers') or cosine (text: only rows sharing a feature are "
+           "neighbours)")
+_BAGGING = {
+    "n_estimators": "number of chains",
+    "bootstrap": "each chain's sample drawn with replacement (bagging) or without",
+    "max_samples": "sample size as a fraction of the training set",
+}
+
+#: The learners of issue 15: (name, "module:Class", description, parameter docs).
+ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
+    ("rakel", "mlw_baselines.rakel:RandomKLabelsets",
+     "RAkEL (Tsoumakas et al. 2011): label powersets on random k-labelsets, "
+     "overlapping (RAkEL-o, voting) or disjoint (RAkEL-d)",
+     {"base_estimator": BASE_ESTIMATOR_DOC,
+      "mode": "overlapping (RAkEL-o) or disjoint (RAkEL-d)",
+      "labelset_size": "k, labels per labelset",
+      "n_estimators": "RAkEL-o's number of labelsets (None: min(2L, C(L, k)))",
+      "vote_threshold": "RAkEL-o predicts a label whose vote share is at least this",
+      "random_state": _SEED, "n_jobs": _N_JOBS}),
+    ("ecc", "mlw_baselines.chain_ensembles:EnsembleOfClassifierChains",
+     "Ensemble of classifier chains (Read et al. 2011): random orders and bagging, "
+     "averaged chain outputs thresholded",
+     {"base_estimator": BASE_ESTIMATOR_DOC, **_BAGGING,
+      "voting": "soft (average the link probabilities) or hard (average 0/1 decisions)",
+      "threshold": _THRESHOLD, "random_state": _SEED, "n_jobs": _N_JOBS}),
+    ("epcc", "mlw_baselines.chain_ensembles:EnsembleOfProbabilisticClassifierChains",
+     "Ensemble of probabilistic classifier chains (Dembczynski et al. 2010): the mode "
+     "and marginals of the averaged joint distribution",
+     {"base_estimator": BASE_ESTIMATOR_DOC, **_BAGGING,
+      "max_exact_labels": "exact inference of the mixture up to this many labels (<= 20), "
+                          "beam candidates above",
+      "beam_width": "prefixes kept per depth by each member's beam search",
+      "random_state": _SEED, "n_jobs": _N_JOBS}),
+    ("homer", "mlw_baselines.homer:HOMER",
+     "HOMER (Tsoumakas et al. 2008): a tree of label clusters (balanced k-means) with a "
+     "binary relevance per node",
+     {"base_estimator": BASE_ESTIMATOR_DOC, "n_clusters": "children per node (k >= 2)",
+      "iterations": "balanced k-means iterations per node",
+      "random_state": _SEED, "n_jobs": _N_JOBS}),
+    ("mlknn", "mlw_baselines.knn:MLkNN",
+     "ML-kNN (Zhang and Zhou 2007): Bayesian posterior from the labels of the k nearest "
+     "neighbours",
+     {"k": _K, "s": "smoothing of the prior and likelihood counts",
+      "metric": _METRIC, "threshold": _THRESHOLD}),
+    ("brknn", "mlw_baselines.knn:BRkNN",
+     "BRkNN-a/-b (Spyromitros et al. 2008): neighbours' label shares, at least one label "
+     "(a) or the neighbours' mean number of labels (b)",
+     {"k": _K, "variant": "a or b", "metric": _METRIC}),
+    ("iblr", "mlw_baselines.knn:IBLR",
+     "IBLR-ML (Cheng and Huellermeier 2009): logistic regression per label on the "
+     "neighbours' label shares",
+     {"k": _K, "metric": _METRIC,
+      "add_features": "IBLR-ML+: the original features next to the neighbours' labels",
+      "base_estimator": BASE_ESTIMATOR_DOC, "threshold": _THRESHOLD, "n_jobs": _N_JOBS}),
+)
 
 
 @mlw.hookimpl
@@ -63,3 +124,14 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "beam_width": "prefixes kept per depth by beam search",
         },
     ))
+
+    import importlib
+
+    for name, target, description, docs in ADDED_LEARNERS:
+        module, attr = target.split(":")
+        cls = getattr(importlib.import_module(module), attr)
+        register(mlw.LearnerSpec(
+            name=name, factory=cls, description=description, param_docs=docs,
+            tags=mlw.LearnerTags(predicts_scores=True, joint=cls._joint_prediction,
+                                 log_proba=hasattr(cls, "log_proba_of"), sparse_input=True),
+        ))
