@@ -64,7 +64,8 @@ def test_registered_with_full_param_docs():
     learners = mlw.list_learners()
     for name, (cls, _) in SMALL.items():
         spec = learners[name]
-        assert spec.factory is cls or getattr(spec, "target", None) is not None
+        assert spec.load() is cls
+        assert spec.tags == mlw.LearnerTags.of(cls)
         assert set(spec.param_docs) == set(spec.signature_params()), name
         assert all(doc.strip() for doc in spec.param_docs.values()), name
         assert spec.description.strip()

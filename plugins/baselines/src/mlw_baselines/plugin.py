@@ -124,14 +124,6 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "beam_width": "prefixes kept per depth by beam search",
         },
     ))
-
-    import importlib
-
     for name, target, description, docs in ADDED_LEARNERS:
-        module, attr = target.split(":")
-        cls = getattr(importlib.import_module(module), attr)
-        register(mlw.LearnerSpec(
-            name=name, factory=cls, description=description, param_docs=docs,
-            tags=mlw.LearnerTags(predicts_scores=True, joint=cls._joint_prediction,
-                                 log_proba=hasattr(cls, "log_proba_of"), sparse_input=True),
-        ))
+        register(mlw.LearnerSpec(name=name, factory=target, description=description,
+                                 param_docs=docs))
