@@ -309,3 +309,21 @@ def test_registering_and_listing_plugins_imports_no_estimator_numba_or_sklearn()
     assert {"mlw_xdcc.xdcc", "mlw_lcif.model", "mlw_baselines.binary_relevance"} <= set(
         found["estimators"])  # every learner of these plugins is registered by import path
     assert found["heavy"] == []
+
+
+def test_a_broken_builtin_plugin_is_an_error_not_an_empty_registry(fresh_plugins,
+                                                                   monkeypatch) -> None:
+    """The core's own loaders failing to register (a missing dependency of mlw-core)
+    must not turn into 'no loader claims .arff'."""
+    import mlw._builtin.loaders as loaders
+
+    def broken(register):
+        raise ModuleNotFoundError("No module named 'defusedxml'")
+
+    hookimpl = next(i for i in fresh_plugins._pm.hook.mlw_register_loaders.get_hookimpls()
+                    if i.plugin is loaders)
+    monkeypatch.setattr(hookimpl, "function", broken)
+    fresh_plugins._registry = None
+    with pytest.raises(mlw.PluginError, match="mlw's own plugin 'mlw.loaders' cannot "
+                                              "register: ModuleNotFoundError"):
+        mlw.list_loaders()

@@ -240,7 +240,73 @@ def test_all_metrics_equal_sklearn_on_real_label_matrices(mulan_dir, name):
         for what, fn in PRF.items():
             for avg, suffix in AVERAGES.items():
                 expected[f"{what}_{suffix}"] = _sk_convention(fn, Y, P, avg)
+        for avg in ("micro", "macro"):
+            expected[f"auc_{avg}"] = skm.roc_auc_score(Y, S, average=avg)
+            expected[f"average_precision_{avg}"] = skm.average_precision_score(Y, S,
+                                                                               average=avg)
+            expected[f"specificity_{avg}"] = skm.recall_score(1 - Y, 1 - P, average=avg,
+                                                              zero_division=1.0)
     for Yt, Pt, St in [(Y, P, S), (sp.csr_matrix(Y), sp.csr_matrix(P), sp.csr_matrix(S))]:
         got = mlw.evaluate(Yt, Pt, scores=St, metrics=list(expected))
         for metric, value in expected.items():
             assert abs(got[metric] - value) <= TOL, metric
+
+
+@SETTINGS
+@given(label_scores(), st.integers(1, 3), st.booleans())
+def test_score_metrics_equal_sklearn_where_it_defines_them(pair, decimals, sparse_scores):
+    """ROC AUC and average precision, micro and macro, with ties (rounded scores), on
+    dense and CSR scores; macro averages over the labels where the value is defined."""
+    Y, S = pair
+    S = np.round(S, decimals)
+    St = sp.csr_matrix(S) if sparse_scores else S
+    got = mlw.evaluate(Y, scores=St, metrics=["auc_micro", "auc_macro",
+                                              "average_precision_micro",
+                                              "average_precision_macro"])
+    n = Y.shape[0]
+    both = [j for j in range(Y.shape[1]) if 0 < Y[:, j].sum() < n]
+    positive = [j for j in range(Y.shape[1]) if Y[:, j].sum() > 0]
+    if both:
+        assert abs(got["auc_macro"] - skm.roc_auc_score(Y[:, both], S[:, both],
+                                                         average="macro")) <= TOL
+    else:
+        assert np.isnan(got["auc_macro"])
+    if 0 < Y.sum() < Y.size:
+        assert abs(got["auc_micro"] - skm.roc_auc_score(Y, S, average="micro")) <= TOL
+    if positive:
+        assert abs(got["average_precision_macro"] - skm.average_precision_score(
+            Y[:, positive], S[:, positive], average="macro")) <= TOL
+        assert abs(got["average_precision_micro"]
+                   - skm.average_precision_score(Y, S, average="micro")) <= TOL
+    else:
+        assert np.isnan(got["average_precision_macro"])
+
+
+@SETTINGS
+@given(label_pairs())
+def test_specificity_is_sklearns_recall_of_the_negatives(pair):
+    Y, P = pair
+    for Yt, Pt in _formats(Y, P):
+        got = mlw.evaluate(Yt, Pt, metrics=["specificity_micro", "specificity_macro"])
+        for avg in ("micro", "macro"):
+            expected = skm.recall_score(1 - Y, 1 - P, average=avg, zero_division=1.0)
+            assert abs(got[f"specificity_{avg}"] - expected) <= TOL
+
+
+def test_per_label_table_agrees_with_the_averages(mulan_dir):
+    Y = np.asarray(mlw.load_dataset(mulan_dir / "scene-test.arff").Y)
+    rng = np.random.default_rng(1)
+    S = np.clip(0.35 * Y + rng.random(Y.shape) * 0.7, 0.0, 1.0)
+    P = (S >= 0.5).astype(np.uint8)
+    table = mlw.evaluate(Y, P, scores=S, per_label=True,
+                         label_names=[f"l{j}" for j in range(Y.shape[1])])
+    averages = mlw.evaluate(Y, P, scores=S)
+    assert table["label"].to_list() == [f"l{j}" for j in range(Y.shape[1])]
+    assert table["support"].to_list() == Y.sum(axis=0).tolist()
+    for column, metric in (("f1", "f1_macro"), ("precision", "precision_macro"),
+                           ("recall", "recall_macro"), ("auc", "auc_macro"),
+                           ("specificity", "specificity_macro"),
+                           ("average_precision", "average_precision_macro")):
+        assert abs(table[column].mean() - averages[metric]) <= TOL, column
+    with pytest.raises(ValueError, match="2 label names for 6 labels"):
+        mlw.evaluate(Y, P, per_label=True, label_names=["a", "b"])

@@ -2,29 +2,51 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, overload
 
 from mlw.metrics.context import EvalContext
 from mlw.plugins import get_plugin_manager
 
 
+@overload
+def evaluate(Y_true: Any, Y_pred: Any = ..., scores: Any = ...,
+             metrics: Iterable[str] | None = ..., *, log_proba: Any = ...,
+             per_label: Literal[False] = ...,
+             label_names: Sequence[str] | None = ...) -> dict[str, float]: ...
+
+
+@overload
+def evaluate(Y_true: Any, Y_pred: Any = ..., scores: Any = ...,
+             metrics: Iterable[str] | None = ..., *, log_proba: Any = ...,
+             per_label: Literal[True], label_names: Sequence[str] | None = ...) -> Any: ...
+
+
 def evaluate(Y_true: Any, Y_pred: Any = None, scores: Any = None,
-             metrics: Iterable[str] | None = None, *, log_proba: Any = None) -> dict[str, float]:
+             metrics: Iterable[str] | None = None, *, log_proba: Any = None,
+             per_label: bool = False, label_names: Sequence[str] | None = None) -> Any:
     """Compute metrics of predictions against the true label sets.
 
     Parameters
     ----------
     Y_true : (n, L) 0/1 matrix, dense or CSR
     Y_pred : (n, L) 0/1 matrix, dense or CSR, optional
-    scores : (n, L) per-label scores in [0, 1], optional (ranking metrics, log_loss)
+    scores : (n, L) per-label scores in [0, 1], optional (ranking and score metrics)
     metrics : names of registered metrics; ``None`` means every metric whose needs
         (labels, scores, joint log-probabilities) are met by the arguments given
     log_proba : (n,) log P(y_true | x) from a joint model, optional (cll_loss)
+    per_label : bool, default False
+        Instead of the averaged metrics, a polars DataFrame with one row per label:
+        ``label``, ``support`` (true count), and from ``Y_pred`` ``predicted``,
+        ``precision``, ``recall``, ``f1``, ``specificity``, from ``scores`` ``auc`` and
+        ``average_precision`` (NaN where undefined; see ``docs/metrics.md``).
+    label_names : names of the label columns for the per-label table (default
+        ``label_0``, ...)
 
     Returns
     -------
-    dict mapping metric name to value, in the order requested (or registration order)
+    dict mapping metric name to value, in the order requested (or registration order);
+    with ``per_label=True`` a polars DataFrame.
 
     Examples
     --------
@@ -32,8 +54,23 @@ def evaluate(Y_true: Any, Y_pred: Any = None, scores: Any = None,
     >>> Y = np.array([[1, 0], [0, 1]])
     >>> mlw.evaluate(Y, np.array([[1, 0], [1, 1]]), metrics=["hamming_loss"])
     {'hamming_loss': 0.25}
+    >>> mlw.evaluate(Y, np.array([[1, 0], [1, 1]]), per_label=True)["precision"].to_list()
+    [0.5, 1.0]
     """
     ctx = EvalContext(Y_true, Y_pred, scores=scores, log_proba=log_proba)
+    if per_label:
+        import polars as pl
+
+        from mlw.metrics.scores import per_label_table
+
+        names = list(label_names) if label_names is not None else [
+            f"label_{j}" for j in range(ctx.n_labels)]
+        if len(names) != ctx.n_labels:
+            raise ValueError(f"{len(names)} label names for {ctx.n_labels} labels")
+        table = per_label_table(ctx)
+        columns = {"label": names, "support": table.pop("support")}
+        columns.update(table)
+        return pl.DataFrame(columns)
     pm = get_plugin_manager()
     if metrics is None:
         specs = [s for s in pm.metrics().values() if ctx.has(s.needs)]

@@ -36,6 +36,7 @@ from mlw.registry import (
     LearnerSpec,
     LoaderSpec,
     MetricSpec,
+    PluginError,
     RegistrationError,
     ThresholdSpec,
 )
@@ -254,6 +255,9 @@ class PluginManager:
                                 f"{_describe(other)} and {_describe(info)}"
                             )
                 except Exception as exc:
+                    if info.builtin:  # mlw itself is broken (say, a missing dependency)
+                        raise PluginError(f"mlw's own plugin {info.name!r} cannot register: "
+                                          f"{_one_line(exc)} (reinstall mlw-core)") from exc
                     info.status = "broken"
                     info.error = (str(exc) if isinstance(exc, RegistrationError)
                                   else f"registration failed: {_one_line(exc)}")

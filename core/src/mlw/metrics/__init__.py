@@ -25,6 +25,7 @@ from typing import Any
 from mlw.metrics import label_set as _ls
 from mlw.metrics import probabilistic as _pr
 from mlw.metrics import ranking as _rk
+from mlw.metrics import scores as _sc
 from mlw.metrics.context import EvalContext
 from mlw.registry import MetricSpec
 
@@ -66,6 +67,18 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
                "mean fraction of (true, false) label pairs ranked wrongly"),
     MetricSpec("average_precision", _rk.average_precision, True, "scores",
                "label-ranking average precision (sklearn's LRAP)"),
+    MetricSpec("specificity_micro", _sc.specificity_micro, True, "labels",
+               "true-negative rate of the counts pooled over all labels"),
+    MetricSpec("specificity_macro", _sc.specificity_macro, True, "labels",
+               "mean over labels of each label's true-negative rate"),
+    MetricSpec("auc_micro", _sc.auc_micro, True, "scores",
+               "ROC AUC of all instance-label pairs pooled"),
+    MetricSpec("auc_macro", _sc.auc_macro, True, "scores",
+               "mean over labels of each label's ROC AUC (labels with both classes)"),
+    MetricSpec("average_precision_micro", _sc.average_precision_micro, True, "scores",
+               "average precision of all instance-label pairs pooled"),
+    MetricSpec("average_precision_macro", _sc.average_precision_macro, True, "scores",
+               "mean over labels of each label's average precision (MAP)"),
 )
 
 
@@ -164,7 +177,11 @@ __all__ = [
     "BUILTIN_METRICS",
     "EvalContext",
     "accuracy",
+    "auc_macro",
+    "auc_micro",
     "average_precision",
+    "average_precision_macro",
+    "average_precision_micro",
     "cll_loss",
     "coverage",
     "f1_example",
@@ -180,5 +197,37 @@ __all__ = [
     "recall_example",
     "recall_macro",
     "recall_micro",
+    "specificity_macro",
+    "specificity_micro",
     "subset_accuracy",
 ]
+
+
+def specificity_micro(Y_true: Any, Y_pred: Any) -> float:
+    """ΣTN / (ΣTN + ΣFP) over all instance-label pairs."""
+    return _sc.specificity_micro(EvalContext(Y_true, Y_pred))
+
+
+def specificity_macro(Y_true: Any, Y_pred: Any) -> float:
+    """Mean over labels of TN / (TN + FP)."""
+    return _sc.specificity_macro(EvalContext(Y_true, Y_pred))
+
+
+def auc_micro(Y_true: Any, scores: Any) -> float:
+    """ROC AUC of all instance-label pairs pooled (scikit-learn's ``average="micro"``)."""
+    return _sc.auc_micro(EvalContext(Y_true, scores=scores))
+
+
+def auc_macro(Y_true: Any, scores: Any) -> float:
+    """Mean of the labels' ROC AUC (scikit-learn's ``average="macro"``)."""
+    return _sc.auc_macro(EvalContext(Y_true, scores=scores))
+
+
+def average_precision_micro(Y_true: Any, scores: Any) -> float:
+    """Average precision of all pairs pooled (``average_precision_score`` micro)."""
+    return _sc.average_precision_micro(EvalContext(Y_true, scores=scores))
+
+
+def average_precision_macro(Y_true: Any, scores: Any) -> float:
+    """Mean of the labels' average precision (MAP; ``average_precision_score`` macro)."""
+    return _sc.average_precision_macro(EvalContext(Y_true, scores=scores))
