@@ -12,6 +12,11 @@ is the mean fit + predict CPU seconds of the process (``time.process_time``), wi
 1-minute load average. Ratio = scikit-multilearn / mlw (above 1: mlw is faster).
 All runs under ``threadpool_limits(1, "blas")`` (mlw limits BLAS itself).
 
+First, both libraries run on mlw's labelsets (scikit-multilearn's
+``FixedLabelSpaceClusterer``): the same LPs, so the predictions must agree except where
+the voting rules differ (RAkEL-o: mlw and Mulan predict a vote of exactly 1/2,
+scikit-multilearn's ``np.round`` does not).
+
 The parallel part fits each ensemble with ``n_jobs=1`` and ``n_jobs=2`` (joblib's
 processes) and prints the wall-clock fit times and their ratio, with the load: the
 members run in worker processes, so the parent's CPU time says nothing there.
@@ -76,6 +81,38 @@ def run_skml(mode: str, seed: int, Xtr, Ytr, Xte):
     return dense01(m.predict(Xte))
 
 
+def same_labelsets(name: str) -> None:
+    """Both libraries on mlw's labelsets (scikit-multilearn's fixed clusterer): the same
+    LPs, so any difference in predictions is the voting rule."""
+    from skmultilearn.cluster import FixedLabelSpaceClusterer
+    from skmultilearn.ensemble import LabelSpacePartitioningClassifier, MajorityVotingClassifier
+    from skmultilearn.problem_transform import LabelPowerset as SkLP
+
+    from mlw_baselines import RandomKLabelsets
+
+    Xtr, Ytr, Xte, Yte = load(name)
+    Y = sp.csr_matrix(dense01(Ytr))
+    for mode, peer in (("disjoint", LabelSpacePartitioningClassifier),
+                       ("overlapping", MajorityVotingClassifier)):
+        with threadpool_limits(1, "blas"):
+            ours = RandomKLabelsets(base_estimator=base(), mode=mode, random_state=0).fit(Xtr, Ytr)
+            P = dense01(ours.predict(Xte))
+            sets = [s.tolist() for s in ours.labelsets_]
+            theirs = peer(classifier=SkLP(classifier=base(), require_dense=[False, True]),
+                          clusterer=FixedLabelSpaceClusterer(clusters=sets),
+                          require_dense=[False, False]).fit(Xtr, Y)
+            Q = dense01(theirs.predict(Xte))
+        note = ""
+        if mode == "overlapping":
+            votes = ours.predict_votes(Xte)
+            ties = np.isclose(votes, 0.5)
+            note = (f"; entries with a vote of exactly 1/2: {ties.mean():.4f}, differing "
+                    f"entries that are such ties: "
+                    f"{(ties & (P != Q)).sum()}/{(P != Q).sum()}")
+        print(f"{name:9s} {mode:11s} same labelsets: same pred {np.mean(P == Q):.4f}{note}",
+              flush=True)
+
+
 def compare(names, seeds: int) -> None:
     print("RAkEL (k=3; -o: m=2L): mean over seeds; cpu s = fit + predict; "
           "ratio = scikit-multilearn / mlw")
@@ -113,7 +150,14 @@ def parallel(names) -> None:
         RandomKLabelsets,
     )
 
-    print("\nparallel fit: wall seconds with n_jobs=1 and n_jobs=2 (joblib processes)")
+    print("\nparallel fit: wall seconds with n_jobs=1 and n_jobs=2 (joblib processes, "
+          "started and warmed up before timing)")
+    from joblib import Parallel, delayed
+
+    Xw, Yw = load(names[0])[:2] if names else (None, None)
+    Parallel(n_jobs=2)(delayed(len)([i]) for i in range(4))  # start the two workers
+    if Xw is not None:  # and import mlw and scikit-learn in them
+        RandomKLabelsets(n_jobs=2, n_estimators=2).fit(Xw[:50], Yw[:50])
     for name in names:
         Xtr, Ytr, _, _ = load(name)
         for label, cls in (("rakel-o", RandomKLabelsets), ("ecc", EnsembleOfClassifierChains),
@@ -137,7 +181,11 @@ def main() -> None:
     ap.add_argument("--parallel", default="yeast,enron")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    compare([d for d in args.datasets.split(",") if d], args.seeds)
+    names = [d for d in args.datasets.split(",") if d]
+    for name in names:
+        same_labelsets(name)
+    if args.seeds:
+        compare(names, args.seeds)
     parallel([d for d in args.parallel.split(",") if d])
 
 
