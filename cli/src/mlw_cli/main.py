@@ -447,6 +447,129 @@ def generate(
         eprint(f"wrote {', '.join(str(p) for p in written)}")
 
 
+# --- bench ---------------------------------------------------------------------------------------
+@app.command("bench")
+def bench(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Results file (Parquet); a rerun "
+                                      "skips the cells already in it.")],
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="Experiment config "
+                                                "(TOML, see docs/experiments.md).")] = None,
+    learners: Annotated[str | None, typer.Option("--learners", "-l", help="Comma-separated "
+                                                 "learners (name or name:key=value,...); "
+                                                 "with --config, a subset of its learners."
+                                                 )] = None,
+    datasets: Annotated[str | None, typer.Option("--datasets", "-d", help="Comma-separated "
+                                                 "datasets (names, paths, generator specs); "
+                                                 "with --config, a subset.")] = None,
+    cv: Annotated[int | None, typer.Option("--cv", help="Folds of the cross-validation "
+                                           "(default 10, or the config's).")] = None,
+    folds: Annotated[str | None, typer.Option("--folds", help="Run only these folds, e.g. "
+                                              "0,1 (smoke checks).")] = None,
+    metrics: Annotated[str | None, typer.Option("--metrics", "-m", help="Comma-separated "
+                                                "metric names.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the folds and the "
+                                             "learners (default 0, or the config's).")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Cells run at once (local worker "
+                                      "processes, or LocalCluster workers with dask).")] = 1,
+    executor: Annotated[str, typer.Option("--executor", help="local or dask.")] = "local",
+    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler "
+                                                  "address (tcp://host:8786).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary instead "
+                                          "of the tables.")] = False,
+) -> None:
+    """Run an experiment: every (learner, dataset, fold) cell, results to Parquet."""
+    with handle_errors():
+        from mlw.experiments import experiment_from_options, load_config, run_experiment
+        from mlw_cli.bench import BenchProgress, parse_folds, split_list, summary_tables
+
+        learner_list = split_list(learners, "--learners")
+        dataset_list = split_list(datasets, "--datasets")
+        metric_list = _metric_names(metrics)
+        if config is not None:
+            experiment = load_config(config).with_overrides(
+                learners=learner_list, datasets=dataset_list, folds=cv, metrics=metric_list,
+                seed=seed)
+        else:
+            if not learner_list or not dataset_list:
+                raise ValueError("give --learners and --datasets, or --config")
+            experiment = experiment_from_options(
+                learners=learner_list, datasets=dataset_list, folds=cv or 10,
+                metrics=metric_list, seed=seed or 0)
+        only = parse_folds(folds)
+        if only is not None:
+            experiment = experiment.with_overrides(only_folds=only)
+        live = err().is_terminal or bool(os.environ.get("MLW_PROGRESS"))
+        try:
+            with BenchProgress(live) as progress:
+                summary = run_experiment(experiment, out, executor=executor, jobs=jobs,
+                                         scheduler=scheduler, progress=progress)
+        except KeyboardInterrupt:
+            eprint(f"interrupted: the finished cells are in {out}; run the same command "
+                   f"again to continue")
+            raise
+        note = (f"{summary.ran} cells run, {summary.skipped} skipped, {len(summary.errors)} "
+                f"failed; {summary.wall_seconds:.1f} s wall, {summary.cpu_seconds:.1f} s CPU; "
+                f"results in {out}")
+        if as_json:
+            from mlw.experiments.stats import metrics_of, summary_table
+
+            df = summary.results
+            tables = {}
+            for m in (experiment.metrics or metrics_of(df)):
+                if f"metric_{m}" in df.columns:
+                    s = summary_table(df, m)
+                    tables[m] = {"learners": s.learners, "datasets": s.datasets,
+                                 "mean": s.mean.tolist(), "sd": s.sd.tolist(),
+                                 "average_ranks": None if s.avg_ranks is None
+                                 else s.avg_ranks.tolist()}
+            print_json({"experiment": experiment.name, "out": str(out),
+                        "cells": summary.total, "ran": summary.ran, "skipped": summary.skipped,
+                        "errors": [{"cell": c, "error": e} for c, e in summary.errors],
+                        "wall_seconds": summary.wall_seconds,
+                        "cpu_seconds": summary.cpu_seconds, "metrics": tables})
+        else:
+            console = stdout_console()
+            for table in summary_tables(summary.results, list(experiment.metrics or []) or
+                                        None):
+                console.print(table)
+        eprint(note)
+        if summary.errors:
+            for cell, error in summary.errors[:10]:
+                eprint(f"failed: {cell}: {error}")
+            eprint(f"{len(summary.errors)} cells failed; run the same command again to "
+                   f"retry them")
+            raise typer.Exit(1)
+
+
+# --- report --------------------------------------------------------------------------------------
+@app.command("report")
+def report(
+    results: Annotated[Path, typer.Argument(help="Results file written by mlw bench.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, "
+                                      "report.html and the figures.")],
+    metrics: Annotated[str | None, typer.Option("--metrics", "-m", help="Comma-separated "
+                                                "metrics to report (default: all).")] = None,
+    control: Annotated[str | None, typer.Option("--control", help="Learner the paired "
+                                                "t-tests compare against (default: the "
+                                                "first).")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    title: Annotated[str | None, typer.Option("--title", help="Title of the report.")] = None,
+) -> None:
+    """Tables (Markdown, HTML), CD diagrams and staged curves from bench results."""
+    with handle_errors():
+        from mlw.experiments import write_report
+
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"--alpha must be in (0, 1), got {alpha}")
+        if not str(results).strip() or not results.exists():
+            parts = results.with_name(results.name + ".parts")
+            if not parts.is_dir():
+                raise FileNotFoundError(f"{results}: no such results file")
+        files = write_report(results, out, metrics=_metric_names(metrics), control=control,
+                             alpha=alpha, title=title)
+        eprint(f"wrote {', '.join(str(f) for f in files)}")
+
+
 def run() -> None:  # pragma: no cover - console entry point alternative
     app()
 

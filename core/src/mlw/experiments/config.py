@@ -1,0 +1,495 @@
+"""Experiment configurations: a TOML file (or command-line options) turned into a checked
+:class:`Experiment`: learners with their parameters, grids and inner model selection,
+datasets with their evaluation protocol, metrics and seed.
+
+Everything that can be checked before a fit is checked here (``load_config`` and
+:meth:`Experiment.check`): unknown keys, learner and parameter names, metric names and
+needs, threshold names, grid values, and that every dataset can be found. A mistake
+costs nothing and is reported in one line naming the config file and the key.
+
+The file format is documented in ``docs/experiments.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+EVALUATIONS = ("cv", "holdout", "auto")
+SELECTION_METHODS = ("validation", "cv")
+
+_EXPERIMENT_KEYS = {"name", "description", "paper", "seed", "metrics", "threshold",
+                    "data_path", "evaluation", "folds", "datasets", "control"}
+_LEARNER_KEYS = {"learner", "params", "threshold", "grid", "select", "stages", "label",
+                 "metrics"}
+_DATASET_KEYS = {"name", "source", "evaluation", "folds", "test", "train_rows"}
+_SELECT_KEYS = {"metric", "method", "fraction", "folds", "seed"}
+
+
+class ConfigError(ValueError):
+    """A malformed experiment config: the one-line message names the file and key."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Inner model selection over a learner's ``grid``, run inside every outer
+    training part: ``method="validation"`` fits each grid point on a random
+    ``1 - fraction`` of the training part and scores it on the rest;
+    ``method="cv"`` scores each point by ``folds``-fold iteratively stratified CV of
+    the training part. The point with the best ``metric`` (its registered direction)
+    is refit on the whole training part; ties go to the first point in grid order."""
+
+    metric: str
+    method: str = "validation"
+    fraction: float = 0.2
+    folds: int = 5
+    seed: int | None = None  # None: the experiment's seed
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "method": self.method, "fraction": self.fraction,
+                "folds": self.folds, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class LearnerEntry:
+    """One row of the results tables: a registered learner with fixed ``params``, an
+    optional ``threshold``, and optionally a ``grid`` searched by ``select``.
+    ``stages``: record the metrics of every stage the fitted model exposes (``True``:
+    ``staged_models()`` or ``staged_predict(X)``; a list: ``staged_predict(X, list)``,
+    e.g. boosting rounds)."""
+
+    key: str
+    learner: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    threshold: str | None = None
+    grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    select: Selection | None = None
+    stages: bool | tuple[int, ...] = False
+    label: str | None = None
+    metrics: tuple[str, ...] | None = None  # instead of the experiment's
+
+    @property
+    def display(self) -> str:
+        return self.label or self.key
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    """A dataset and how it is evaluated: ``evaluation="cv"`` runs ``folds``-fold
+    iteratively stratified CV over every row it has (a train/test pair joined, train
+    rows first); ``"holdout"`` trains on its train part and tests on its test part
+    (``test`` names a test file; ``train_rows=N`` takes the first N rows of one file as
+    the train part); ``"auto"``: hold-out when it has a test part, else CV."""
+
+    name: str
+    source: str
+    evaluation: str = "cv"
+    folds: int = 10
+    test: str | None = None
+    train_rows: int | None = None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A checked experiment: every (learner, dataset, fold) is one cell."""
+
+    name: str
+    learners: tuple[LearnerEntry, ...]
+    datasets: tuple[DatasetEntry, ...]
+    metrics: tuple[str, ...] | None = None
+    seed: int = 0
+    description: str = ""
+    paper: str = ""
+    control: str | None = None
+    data_path: tuple[str, ...] = ()
+    path: str | None = None  # the config file, if any
+    only_folds: tuple[int, ...] | None = None  # run only these folds (smoke checks)
+
+    def learner(self, key: str) -> LearnerEntry:
+        for entry in self.learners:
+            if entry.key == key:
+                return entry
+        raise KeyError(key)
+
+    def with_overrides(self, *, learners: Sequence[str] | None = None,
+                       datasets: Sequence[str] | None = None, folds: int | None = None,
+                       only_folds: Sequence[int] | None = None,
+                       metrics: Sequence[str] | None = None,
+                       seed: int | None = None) -> Experiment:
+        """The experiment restricted or changed from the command line: ``learners`` and
+        ``datasets`` select entries by key/name (a name the config does not have is a
+        new entry: a registered learner spec ``name:key=value,...``, a dataset name or
+        path), ``folds`` replaces the number of CV folds, ``only_folds`` runs only
+        those fold indices, ``metrics`` (the experiment's and every learner's) and
+        ``seed`` replace the config's."""
+        out = self
+        if learners is not None:
+            chosen = []
+            for spec in learners:
+                known = [e for e in self.learners if e.key == spec]
+                chosen.append(known[0] if known else learner_from_spec(spec))
+            out = replace(out, learners=tuple(chosen))
+        if datasets is not None:
+            picked = []
+            for name in datasets:
+                known_ds = [d for d in self.datasets if d.name == name]
+                picked.append(known_ds[0] if known_ds else DatasetEntry(
+                    name=_dataset_label(name), source=name, evaluation="cv",
+                    folds=folds or 10))
+            out = replace(out, datasets=tuple(picked))
+        if folds is not None:
+            out = replace(out, datasets=tuple(replace(d, folds=folds) for d in out.datasets))
+        if only_folds is not None:
+            out = replace(out, only_folds=tuple(sorted(set(only_folds))))
+        if metrics is not None:
+            out = replace(out, metrics=tuple(metrics), learners=tuple(
+                replace(e, metrics=None) for e in out.learners))
+        if seed is not None:
+            out = replace(out, seed=seed)
+        return out
+
+    def check(self) -> None:
+        """Every check that needs no fit: learners, parameters, grids, metrics and their
+        needs, thresholds, datasets found. Raises ``ValueError`` (or
+        :class:`mlw.UnknownNameError`) with a one-line reason."""
+        check_experiment(self)
+
+
+# --- parsing -------------------------------------------------------------------------------
+def _where(path: str | None, key: str) -> str:
+    return f"{path}: {key}" if path else key
+
+
+def _fail(path: str | None, key: str, message: str) -> ConfigError:
+    return ConfigError(f"{_where(path, key)}: {message}")
+
+
+def _unknown_keys(path: str | None, where: str, got: Iterable[str], known: set[str]) -> None:
+    extra = sorted(set(got) - known)
+    if extra:
+        raise _fail(path, where, f"unknown key {extra[0]!r} (known: {', '.join(sorted(known))})")
+
+
+def _int(path: str | None, key: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise _fail(path, key, f"expected an integer >= {low}, got {value!r}")
+    return value
+
+
+def _dataset_label(source: str) -> str:
+    """The name a dataset is reported under: a generator spec or bundled name as is, a
+    path's file name without ``-train``/suffixes."""
+    if ":" in source and source.split(":", 1)[0].isidentifier():
+        return source
+    name = Path(source).name
+    for suffix in (".bz2", ".gz", ".arff", ".csv", ".parquet", ".txt"):
+        name = name.removesuffix(suffix)
+    return name.removesuffix("-train")
+
+
+def learner_from_spec(spec: str, *, key: str | None = None) -> LearnerEntry:
+    """``"br"`` or ``"br:threshold=pcut,base_estimator=decision_tree"`` (a registered
+    learner and parameters typed by its defaults, as ``mlw fit --param``)."""
+    from mlw.params import parse_params, split_spec
+    from mlw.plugins import get_plugin_manager
+
+    name, _, rest = spec.partition(":")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"learner spec {spec!r} has no learner name")
+    known = get_plugin_manager().learner(name).signature_params()
+    params = parse_params(f"learner {name!r}", known, split_spec(rest)) if rest else {}
+    threshold = None
+    if "threshold" in params and isinstance(params["threshold"], str):
+        threshold = params.pop("threshold")
+    return LearnerEntry(key=key or spec.strip(), learner=name, params=params,
+                        threshold=threshold)
+
+
+def _selection(path: str | None, key: str, raw: Any) -> Selection | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _fail(path, key, "expected a table such as {metric = \"f1_example\", "
+                               "method = \"validation\", fraction = 0.2}")
+    _unknown_keys(path, key, raw, _SELECT_KEYS)
+    if "metric" not in raw or not isinstance(raw["metric"], str):
+        raise _fail(path, key, "needs metric = \"<a registered metric>\"")
+    method = raw.get("method", "validation")
+    if method not in SELECTION_METHODS:
+        raise _fail(path, f"{key}.method", f"expected one of {', '.join(SELECTION_METHODS)}, "
+                                           f"got {method!r}")
+    fraction = raw.get("fraction", 0.2)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or \
+            not 0.0 < float(fraction) < 1.0:
+        raise _fail(path, f"{key}.fraction", f"expected a number in (0, 1), got {fraction!r}")
+    folds = _int(path, f"{key}.folds", raw.get("folds", 5), 2)
+    seed = raw.get("seed")
+    if seed is not None:
+        seed = _int(path, f"{key}.seed", seed, 0)
+    return Selection(metric=raw["metric"], method=method, fraction=float(fraction),
+                     folds=folds, seed=seed)
+
+
+def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
+             ) -> LearnerEntry:
+    where = f"learners.{key}"
+    if not isinstance(raw, dict):
+        raise _fail(path, where, "expected a table ([learners.NAME] with learner = ...)")
+    _unknown_keys(path, where, raw, _LEARNER_KEYS)
+    name = raw.get("learner", key)
+    if not isinstance(name, str) or not name:
+        raise _fail(path, f"{where}.learner", f"expected a learner name, got {name!r}")
+    params = raw.get("params", {})
+    if not isinstance(params, dict):
+        raise _fail(path, f"{where}.params", "expected a table of parameter = value")
+    grid = raw.get("grid", {})
+    if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+        raise _fail(path, f"{where}.grid", "expected a table of parameter = [values, ...] "
+                                           "with at least one value each")
+    select = _selection(path, f"{where}.select", raw.get("select"))
+    if grid and select is None:
+        raise _fail(path, where, "a grid needs select = {metric = ...} (how to choose)")
+    if select is not None and not grid:
+        raise _fail(path, f"{where}.select", "there is no grid to select from")
+    stages = raw.get("stages", False)
+    if isinstance(stages, list):
+        if not stages or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0
+                                 for s in stages):
+            raise _fail(path, f"{where}.stages", "expected true or a list of positive integers")
+        stages = tuple(stages)
+    elif not isinstance(stages, bool):
+        raise _fail(path, f"{where}.stages", "expected true or a list of positive integers")
+    threshold = raw.get("threshold", default_threshold)
+    if threshold is not None and not isinstance(threshold, str):
+        raise _fail(path, f"{where}.threshold", "expected a thresholding strategy name")
+    if threshold == "none":
+        threshold = None  # the learner as it is, whatever the experiment's default
+    label = raw.get("label")
+    if label is not None and not isinstance(label, str):
+        raise _fail(path, f"{where}.label", "expected text")
+    metrics = raw.get("metrics")
+    if metrics is not None and (not isinstance(metrics, list) or not metrics or
+                                not all(isinstance(m, str) for m in metrics)):
+        raise _fail(path, f"{where}.metrics", "expected a non-empty list of metric names")
+    return LearnerEntry(key=key, learner=name, params=dict(params), threshold=threshold,
+                        grid={k: list(v) for k, v in grid.items()}, select=select,
+                        stages=stages, label=label,
+                        metrics=tuple(metrics) if metrics else None)
+
+
+def _dataset(path: str | None, index: int, raw: Any, evaluation: str, folds: int
+             ) -> DatasetEntry:
+    where = f"experiment.datasets[{index}]"
+    if isinstance(raw, str):
+        raw = {"name": raw}
+    if not isinstance(raw, dict):
+        raise _fail(path, where, "expected a dataset name or a table {name = ...}")
+    _unknown_keys(path, where, raw, _DATASET_KEYS)
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise _fail(path, f"{where}.name", "expected a dataset name")
+    source = raw.get("source", name)
+    if not isinstance(source, str) or not source.strip():
+        raise _fail(path, f"{where}.source", "expected a dataset name or path")
+    ev = raw.get("evaluation", evaluation)
+    if ev not in EVALUATIONS:
+        raise _fail(path, f"{where}.evaluation",
+                    f"expected one of {', '.join(EVALUATIONS)}, got {ev!r}")
+    k = _int(path, f"{where}.folds", raw.get("folds", folds), 2)
+    test = raw.get("test")
+    if test is not None and not isinstance(test, str):
+        raise _fail(path, f"{where}.test", "expected a file name or path")
+    train_rows = raw.get("train_rows")
+    if train_rows is not None:
+        train_rows = _int(path, f"{where}.train_rows", train_rows, 1)
+    if (test is not None or train_rows is not None) and ev == "cv":
+        raise _fail(path, where, "test and train_rows define a hold-out; set "
+                                 "evaluation = \"holdout\"")
+    return DatasetEntry(name=name, source=source, evaluation=ev, folds=k, test=test,
+                        train_rows=train_rows)
+
+
+def parse_config(data: Mapping[str, Any], *, path: str | None = None,
+                 base: Path | None = None) -> Experiment:
+    """An :class:`Experiment` from a parsed TOML document (``base``: the folder relative
+    ``data_path`` entries are taken from, the config file's)."""
+    _unknown_keys(path, "top level", data, {"experiment", "learners"})
+    exp = data.get("experiment", {})
+    if not isinstance(exp, dict):
+        raise _fail(path, "experiment", "expected a table [experiment]")
+    _unknown_keys(path, "experiment", exp, _EXPERIMENT_KEYS)
+    name = exp.get("name") or (Path(path).stem if path else "experiment")
+    seed = _int(path, "experiment.seed", exp.get("seed", 0), 0)
+    metrics = exp.get("metrics")
+    if metrics is not None and (not isinstance(metrics, list) or not metrics or
+                                not all(isinstance(m, str) for m in metrics)):
+        raise _fail(path, "experiment.metrics", "expected a non-empty list of metric names")
+    evaluation = exp.get("evaluation", "cv")
+    if evaluation not in EVALUATIONS:
+        raise _fail(path, "experiment.evaluation",
+                    f"expected one of {', '.join(EVALUATIONS)}, got {evaluation!r}")
+    folds = _int(path, "experiment.folds", exp.get("folds", 10), 2)
+    threshold = exp.get("threshold")
+    if threshold is not None and not isinstance(threshold, str):
+        raise _fail(path, "experiment.threshold", "expected a thresholding strategy name")
+    data_path = exp.get("data_path", [])
+    if isinstance(data_path, str):
+        data_path = [data_path]
+    if not isinstance(data_path, list) or not all(isinstance(p, str) for p in data_path):
+        raise _fail(path, "experiment.data_path", "expected a list of folders")
+    folders = tuple(str((base / p) if base is not None and not Path(p).is_absolute() else p)
+                    for p in data_path)
+    raw_datasets = exp.get("datasets", [])
+    if not isinstance(raw_datasets, list) or not raw_datasets:
+        raise _fail(path, "experiment.datasets", "expected a non-empty list of datasets")
+    datasets = tuple(_dataset(path, i, d, evaluation, folds)
+                     for i, d in enumerate(raw_datasets))
+    names = [d.name for d in datasets]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise _fail(path, "experiment.datasets", f"dataset {dup!r} is listed twice")
+    raw_learners = data.get("learners", {})
+    if not isinstance(raw_learners, dict) or not raw_learners:
+        raise _fail(path, "learners", "expected at least one [learners.NAME] table")
+    learners = tuple(_learner(path, k, v, threshold) for k, v in raw_learners.items())
+    control = exp.get("control")
+    if control is not None and control not in raw_learners:
+        raise _fail(path, "experiment.control", f"{control!r} is not a learner of this "
+                                                f"config ({', '.join(raw_learners)})")
+    for key in ("description", "paper"):
+        if not isinstance(exp.get(key, ""), str):
+            raise _fail(path, f"experiment.{key}", "expected text")
+    return Experiment(name=str(name), learners=learners, datasets=datasets,
+                      metrics=tuple(metrics) if metrics else None, seed=seed,
+                      description=exp.get("description", ""), paper=exp.get("paper", ""),
+                      control=control, data_path=folders, path=path)
+
+
+def load_config(path: str | os.PathLike[str]) -> Experiment:
+    """Read and parse an experiment config (TOML); see ``docs/experiments.md``.
+    Raises :class:`ConfigError` (a ``ValueError``) naming the file and key."""
+    p = Path(path)
+    if not str(path).strip():
+        raise ValueError("the config path is empty")
+    if not p.is_file():
+        raise FileNotFoundError(f"config {p}: no such file")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+    return parse_config(data, path=str(p), base=p.resolve().parent)
+
+
+def experiment_from_options(*, learners: Sequence[str], datasets: Sequence[str],
+                            folds: int = 10, metrics: Sequence[str] | None = None,
+                            seed: int = 0, name: str = "bench") -> Experiment:
+    """The experiment of ``mlw bench --learners ... --datasets ...`` without a config:
+    every learner spec (``name`` or ``name:key=value,...``) on every dataset by
+    ``folds``-fold CV over all its rows."""
+    if not learners:
+        raise ValueError("no learners given")
+    if not datasets:
+        raise ValueError("no datasets given")
+    entries = tuple(learner_from_spec(s) for s in learners)
+    keys = [e.key for e in entries]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"learner {next(k for k in keys if keys.count(k) > 1)!r} is given twice")
+    ds = tuple(DatasetEntry(name=_dataset_label(d), source=d, evaluation="cv", folds=folds)
+               for d in datasets)
+    labels = [d.name for d in ds]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"dataset {next(n for n in labels if labels.count(n) > 1)!r} is "
+                         f"given twice")
+    return Experiment(name=name, learners=entries, datasets=ds,
+                      metrics=tuple(metrics) if metrics else None, seed=seed)
+
+
+# --- checks --------------------------------------------------------------------------------
+def resolve_dataset_source(source: str, data_path: Sequence[str]) -> str:
+    """The source to load: ``$MLW_DATA_PATH`` folders first, then the config's
+    ``data_path`` folders (``DIR/NAME`` with ``NAME-train.arff``/``NAME.arff``), then
+    ``source`` as given (a bundled name, a path, a generator spec)."""
+    from mlw.io.load import DATA_PATH_ENV, _candidates
+
+    if ":" in source and source.split(":", 1)[0].isidentifier() and not Path(source).exists():
+        return source
+    if Path(source).expanduser().exists() or os.sep in source or "/" in source:
+        return source
+    folders = [f for f in os.environ.get(DATA_PATH_ENV, "").split(os.pathsep) if f]
+    folders += list(data_path)
+    for folder in folders:
+        candidate = str(Path(folder).expanduser() / source)
+        if any(c.is_file() for split in ("train", "test") for c in _candidates(candidate, split)):
+            return candidate
+    return source
+
+
+def check_dataset(entry: DatasetEntry, data_path: Sequence[str]) -> str:
+    """The resolved source of ``entry``; raises :class:`mlw.DatasetNotFoundError` when
+    nothing answers to it (without loading it)."""
+    from mlw.io.load import DatasetNotFoundError, parse_generator_spec, resolve_source
+
+    source = resolve_dataset_source(entry.source, data_path)
+    if parse_generator_spec(source) is not None:
+        return source
+    try:
+        resolve_source(source, "train")
+    except DatasetNotFoundError:
+        where = (f" (looked in $MLW_DATA_PATH and data_path: {', '.join(data_path)})"
+                 if data_path else "")
+        raise DatasetNotFoundError(f"dataset {entry.name!r}: nothing answers to "
+                                   f"{entry.source!r}{where}") from None
+    if entry.test is not None:
+        resolve_source(resolve_dataset_source(entry.test, data_path), "test")
+    return source
+
+
+def build_learner(entry: LearnerEntry, seed: int, overrides: Mapping[str, Any] | None = None
+                  ) -> Any:
+    """The unfitted learner of ``entry`` (``params`` and ``overrides``, seeded)."""
+    from mlw.api import get_learner
+
+    params = {**entry.params, **(overrides or {})}
+    return get_learner(entry.learner, seed=seed, **params)
+
+
+def check_experiment(experiment: Experiment) -> None:
+    from mlw.model_selection import prepare_evaluation
+    from mlw.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    keys = [e.key for e in experiment.learners]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"learner {next(k for k in keys if keys.count(k) > 1)!r} is listed "
+                         f"twice")
+    for entry in experiment.learners:
+        chosen = entry.metrics or experiment.metrics
+        metrics = list(chosen) if chosen else None
+        known = pm.learner(entry.learner).signature_params()
+        for group, names in (("params", entry.params), ("grid", entry.grid)):
+            unknown = sorted(set(names) - set(known))
+            if unknown:
+                raise ValueError(f"learner {entry.key!r} ({entry.learner}): {group} names "
+                                 f"{unknown[0]!r}, which it does not take (parameters: "
+                                 f"{', '.join(known)})")
+        # every grid point is built (a bad value fails here, not after hours)
+        from mlw.experiments.selection import grid_points
+
+        for point in grid_points(entry.grid) or [{}]:
+            learner = build_learner(entry, experiment.seed, point)
+            prepare_evaluation(learner, metrics, entry.threshold)
+        if entry.select is not None:
+            prepare_evaluation(build_learner(entry, experiment.seed), [entry.select.metric],
+                               entry.threshold)
+    for ds in experiment.datasets:
+        check_dataset(ds, experiment.data_path)
+    if experiment.only_folds is not None:
+        most = max(d.folds if d.evaluation != "holdout" else 1 for d in experiment.datasets)
+        bad = [f for f in experiment.only_folds if f < 0 or f >= most]
+        if bad:
+            raise ValueError(f"fold {bad[0]} does not exist (folds are 0..{most - 1})")

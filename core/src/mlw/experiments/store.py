@@ -1,0 +1,235 @@
+"""The results store: fold-level records in Parquet (through polars), appended as cells
+finish, safe against crashes, Ctrl-C and ``kill -9``.
+
+Layout, for ``--out results.parquet``:
+
+- ``results.parquet``: every record of the finished runs, one Parquet file (what
+  ``polars.read_parquet`` and ``mlw report`` read);
+- ``results.parquet.parts/``: one small Parquet file per cell finished since the last
+  compaction, each written atomically (a temporary file beside it, fsync, rename), so a
+  part is either whole or absent; a killed run leaves its finished cells here;
+- ``results.parquet.lock``: held (``flock``) while a run writes, so two runs cannot
+  interleave.
+
+Compaction (at the end of every run, and every ``COMPACT_EVERY`` parts) writes the
+main file anew, atomically, with its old records and the parts, then deletes those
+parts: a crash at any moment leaves either the old or the new main file, and the
+parts it may still hold twice are merged by ``cell_id`` when read. Reading never trusts
+a file name alone: temporary files (``.*.tmp``) are ignored, and a part that cannot be
+read is reported and skipped, never deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mlw._atomic import atomic_write
+
+COMPACT_EVERY = 500
+
+#: types of the fixed columns (metric_* columns are Float64)
+SCHEMA: dict[str, str] = {
+    "cell_id": "str", "experiment": "str", "learner": "str", "label": "str",
+    "learner_name": "str", "dataset": "str", "source": "str", "evaluation": "str",
+    "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str", "params": "str",
+    "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
+    "stages": "str", "decision": "str", "n_train": "int", "n_test": "int",
+    "n_features": "int", "n_labels": "int", "fit_seconds": "float",
+    "predict_seconds": "float", "compile_seconds": "float", "selection_seconds": "float",
+    "host": "str", "pid": "int", "started": "str", "finished": "str",
+    "cpu_seconds": "float", "wall_seconds": "float", "peak_memory_mb": "float",
+    "versions": "str",
+}
+
+
+def _dtype(kind: str) -> Any:
+    import polars as pl
+
+    return {"str": pl.String, "int": pl.Int64, "float": pl.Float64}[kind]
+
+
+def records_frame(records: list[dict[str, Any]]) -> Any:
+    """A polars DataFrame of records with the store's column types."""
+    import polars as pl
+
+    columns: list[str] = []
+    for r in records:
+        columns += [k for k in r if k not in columns]
+    schema = {c: _dtype(SCHEMA.get(c, "float" if c.startswith("metric_") else "str"))
+              for c in columns}
+    data = {c: [r.get(c) for r in records] for c in columns}
+    return pl.DataFrame(data, schema=schema)
+
+
+class StoreLockedError(RuntimeError):
+    """Another run is writing to the same results."""
+
+
+class ResultStore:
+    """Fold-level results under ``path`` (see the module docstring)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        if not str(path).strip():
+            raise ValueError("the results path is empty")
+        if p.is_dir():
+            raise ValueError(f"{p} is a folder; give a file name such as results.parquet")
+        if not p.parent.is_dir():
+            raise FileNotFoundError(f"cannot write {p}: folder {p.parent} does not exist")
+        self.path = p
+        self.parts = p.with_name(p.name + ".parts")
+        self.lock_path = p.with_name(p.name + ".lock")
+        self._lock_fd: int | None = None
+        self._since_compaction = 0
+
+    # --- locking ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[ResultStore]:
+        """Hold the store's lock (released by the kernel if the process dies)."""
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StoreLockedError(f"{self.path} is being written by another run "
+                                   f"(lock {self.lock_path})") from None
+        self._lock_fd = fd
+        try:
+            yield self
+        finally:
+            self._lock_fd = None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    # --- writing ------------------------------------------------------------------------
+    def append(self, record: dict[str, Any]) -> Path:
+        """Write one record as a part file, atomically; compacts every
+        ``COMPACT_EVERY`` parts."""
+        self.parts.mkdir(exist_ok=True)
+        target = self.parts / f"{record['cell_id']}-{uuid.uuid4().hex[:8]}.parquet"
+        frame = records_frame([record])
+        with atomic_write(target, "wb") as fh:
+            frame.write_parquet(fh, statistics=False)
+        self._since_compaction += 1
+        if self._since_compaction >= COMPACT_EVERY:
+            self.compact()
+        return target
+
+    def _part_files(self) -> list[Path]:
+        if not self.parts.is_dir():
+            return []
+        return sorted(p for p in self.parts.glob("*.parquet") if not p.name.startswith("."))
+
+    def clean_temporary(self) -> int:
+        """Remove temporary files a killed writer left (only while holding the lock)."""
+        removed = 0
+        for folder, pattern in ((self.parts, ".*.tmp"), (self.path.parent,
+                                                         f".{self.path.name}.*.tmp")):
+            if folder.is_dir():
+                for p in folder.glob(pattern):
+                    with contextlib.suppress(OSError):
+                        p.unlink()
+                        removed += 1
+        return removed
+
+    def compact(self) -> None:
+        """Fold the parts into the main file (atomically), then delete them."""
+        parts = self._part_files()
+        if not parts:
+            return
+        frames, used = self._read_parts(parts)
+        main = self._read_main()
+        if main is not None:
+            frames.insert(0, main)
+        if not frames:
+            return
+        merged = dedupe(concat(frames))
+        with atomic_write(self.path, "wb") as fh:
+            merged.write_parquet(fh)
+        for p in used:
+            with contextlib.suppress(OSError):
+                p.unlink()
+        with contextlib.suppress(OSError):
+            self.parts.rmdir()  # only when empty
+        self._since_compaction = 0
+
+    # --- reading ------------------------------------------------------------------------
+    def _read_main(self) -> Any:
+        import polars as pl
+
+        if not self.path.exists():
+            return None
+        try:
+            return pl.read_parquet(self.path)
+        except Exception as exc:
+            raise ValueError(f"{self.path} is not a readable Parquet file ({type(exc).__name__}"
+                             f"); it is left as it is: move it away to start anew") from None
+
+    def _read_parts(self, parts: list[Path]) -> tuple[list[Any], list[Path]]:
+        import polars as pl
+
+        frames, used = [], []
+        for p in parts:
+            try:
+                frames.append(pl.read_parquet(p))
+                used.append(p)
+            except Exception as exc:  # pragma: no cover - atomic writes prevent this
+                warnings.warn(f"skipping unreadable result part {p} ({type(exc).__name__})",
+                              stacklevel=2)
+        return frames, used
+
+    def read(self) -> Any:
+        """Every record (main file and parts), one per ``cell_id``; an empty frame when
+        there are none."""
+        frames, _ = self._read_parts(self._part_files())
+        main = self._read_main()
+        if main is not None:
+            frames.insert(0, main)
+        if not frames:
+            return records_frame([])
+        return dedupe(concat(frames))
+
+    def done_ids(self) -> set[str]:
+        """The cells that finished without error."""
+        import polars as pl
+
+        df = self.read()
+        if df.height == 0:
+            return set()
+        return set(df.filter(pl.col("status") == "ok")["cell_id"].to_list())
+
+
+def concat(frames: list[Any]) -> Any:
+    import polars as pl
+
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def dedupe(df: Any) -> Any:
+    """One record per cell: a successful one when there is one, the latest otherwise."""
+    import polars as pl
+
+    if df.height == 0:
+        return df
+    ranked = df.with_columns((pl.col("status") == "ok").cast(pl.Int8).alias("_ok"))
+    ranked = ranked.sort(["_ok", "finished"], nulls_last=False)
+    return ranked.unique(subset=["cell_id"], keep="last", maintain_order=True).drop("_ok")
+
+
+def read_results(path: str | os.PathLike[str]) -> Any:
+    """Every record of a results file written by ``mlw bench`` (including the parts of
+    an interrupted run) as a polars DataFrame, one row per cell."""
+    p = Path(path)
+    store = ResultStore(p) if not p.is_dir() else None
+    if store is None:
+        raise ValueError(f"{p} is a folder; give the results file")
+    if not p.exists() and not store.parts.is_dir():
+        raise FileNotFoundError(f"{p}: no such results file")
+    return store.read()

@@ -1,0 +1,273 @@
+"""The results store and the harness: records appended as cells finish, reruns skip
+finished cells, interrupted and killed runs lose at most their running cells and never
+corrupt earlier results."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlw.experiments import (
+    ResultStore,
+    StoreLockedError,
+    enumerate_cells,
+    experiment_from_options,
+    parse_config,
+    read_results,
+    run_experiment,
+)
+from mlw.experiments.store import records_frame
+
+
+def _record(cell_id: str, status: str = "ok", finished: str = "2026-01-01T00:00:00",
+            value: float = 0.5) -> dict:
+    return {"cell_id": cell_id, "experiment": "e", "learner": "a", "label": "a",
+            "dataset": "d", "fold": 0, "status": status, "finished": finished,
+            "metric_f1_micro": value}
+
+
+def test_parts_compaction_and_dedupe(tmp_path) -> None:
+    store = ResultStore(tmp_path / "r.parquet")
+    store.append(_record("x", "error", "2026-01-01T00:00:01"))
+    store.append(_record("y", value=0.1))
+    assert sorted(store.read()["cell_id"].to_list()) == ["x", "y"]
+    assert store.done_ids() == {"y"}
+    store.compact()
+    assert not store.parts.exists() and store.path.exists()
+    store.append(_record("x", "ok", "2026-01-01T00:00:02", 0.7))  # the retry succeeded
+    df = read_results(store.path)
+    assert df.height == 2 and store.done_ids() == {"x", "y"}
+    assert df.filter(df["cell_id"] == "x")["metric_f1_micro"].item() == 0.7
+    # a crash between writing the new main file and deleting the parts: duplicates merge
+    parts = list(store.parts.glob("*.parquet"))
+    saved = [p.read_bytes() for p in parts]
+    store.compact()
+    for p, data in zip(parts, saved, strict=True):
+        store.parts.mkdir(exist_ok=True)
+        p.write_bytes(data)
+    assert read_results(store.path).height == 2
+
+
+def test_temporary_and_unreadable_files(tmp_path) -> None:
+    store = ResultStore(tmp_path / "r.parquet")
+    store.append(_record("a"))
+    (store.parts / ".half-written.parquet.tmp").write_bytes(b"PAR1\x00garbage")
+    assert store.read().height == 1           # a temporary file is never read
+    with store.locked():
+        assert store.clean_temporary() == 1
+    store.compact()
+    store.path.write_bytes(b"not parquet")    # a damaged main file is refused, not replaced
+    with pytest.raises(ValueError, match="not a readable Parquet file"):
+        store.read()
+    assert store.path.read_bytes() == b"not parquet"
+
+
+def test_one_writer_at_a_time(tmp_path) -> None:
+    store = ResultStore(tmp_path / "r.parquet")
+    with store.locked(), pytest.raises(StoreLockedError), ResultStore(store.path).locked():
+        pass
+
+
+def test_bad_paths(tmp_path) -> None:
+    with pytest.raises(ValueError, match="empty"):
+        ResultStore("")
+    with pytest.raises(ValueError, match="folder"):
+        ResultStore(tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        ResultStore(tmp_path / "missing" / "r.parquet")
+
+
+def test_records_have_the_documented_columns(tmp_path) -> None:
+    exp = experiment_from_options(learners=["br", "template_centroid"],
+                                  datasets=["emotions"], folds=3,
+                                  metrics=["f1_micro", "hamming_loss"])
+    summary = run_experiment(exp, tmp_path / "r.parquet")
+    assert (summary.total, summary.ran, summary.skipped, summary.errors) == (6, 6, 0, [])
+    df = summary.results
+    for col in ("cell_id", "learner", "dataset", "fold", "seed", "params", "fit_seconds",
+                "predict_seconds", "peak_memory_mb", "cpu_seconds", "versions", "host",
+                "metric_f1_micro", "metric_hamming_loss", "status", "decision"):
+        assert col in df.columns, col
+    assert json.loads(df["versions"][0])["mlw-core"]
+    assert (df["peak_memory_mb"] > 10).all()
+    # the folds are the core's: the same values as mlw.cross_validate
+    import mlw
+
+    cv = mlw.cross_validate(mlw.get_learner("br", seed=0), mlw.load_dataset("emotions",
+                            split="all"), k=3, seed=0, metrics=["f1_micro"])
+    ours = df.filter(df["learner"] == "br").sort("fold")["metric_f1_micro"].to_list()
+    assert ours == pytest.approx([f.metrics["f1_micro"] for f in cv.folds])
+    again = run_experiment(exp, tmp_path / "r.parquet")
+    assert (again.ran, again.skipped) == (0, 6)
+
+
+def test_a_failing_cell_is_recorded_and_retried(tmp_path, monkeypatch) -> None:
+    exp = parse_config({"experiment": {"datasets": ["emotions"], "folds": 2,
+                                       "metrics": ["f1_micro"]},
+                        "learners": {"br": {}}})
+    import mlw.experiments.cells as cells_module
+
+    real = cells_module.cell_data
+
+    def broken(cell):
+        if cell.fold == 1:
+            raise RuntimeError("disk on fire\nsecond line")
+        return real(cell)
+
+    monkeypatch.setattr(cells_module, "cell_data", broken)
+    summary = run_experiment(exp, tmp_path / "r.parquet")
+    assert summary.errors == [("br on emotions, fold 2/2", "RuntimeError: disk on fire")]
+    monkeypatch.setattr(cells_module, "cell_data", real)
+    summary = run_experiment(exp, tmp_path / "r.parquet")
+    assert (summary.ran, summary.skipped, summary.errors) == (1, 1, [])
+    assert sorted(summary.results["status"].to_list()) == ["ok", "ok"]
+
+
+def test_grid_selection_uses_the_inner_split_only(tmp_path) -> None:
+    exp = parse_config({"experiment": {"datasets": ["emotions"], "folds": 2,
+                                       "metrics": ["f1_micro", "hamming_loss"]},
+                        "learners": {"br": {"grid": {"threshold": ["fixed", "pcut"]},
+                                            "select": {"metric": "hamming_loss"}}}})
+    summary = run_experiment(exp, tmp_path / "r.parquet")
+    df = summary.results
+    assert summary.errors == []
+    for row in df.iter_rows(named=True):
+        trail = json.loads(row["selection"])
+        assert [t["params"] for t in trail] == [{"threshold": "fixed"},
+                                                {"threshold": "pcut"}]
+        best = min(trail, key=lambda t: t["score"])  # hamming_loss: lower is better
+        assert json.loads(row["chosen_params"]) == best["params"]
+        assert row["decision"] == f"threshold {best['params']['threshold']}"
+
+
+def test_staged_results_of_a_learner_with_staged_predict(tmp_path) -> None:
+    from mlw.experiments.cells import Cell, run_cell
+
+    exp = parse_config({"experiment": {"datasets": ["emotions"], "folds": 3,
+                                       "metrics": ["f1_example"]},
+                        "learners": {"xdcc": {"params": {"n_estimators": 5, "max_depth": 2},
+                                              "stages": True}}})
+    cell: Cell = enumerate_cells(exp)[0]
+    record = run_cell(cell)
+    assert record["status"] == "ok", record["error"]
+    stages = json.loads(record["stages"])
+    assert [s["stage"] for s in stages] == list(range(1, len(stages) + 1))
+    # the last stage is the fitted chain itself
+    assert stages[-1]["metrics"]["f1_example"] == pytest.approx(record["metric_f1_example"])
+
+
+# --- killing real runs ------------------------------------------------------------------------
+_KILL_CONFIG = """
+[experiment]
+name = "kill"
+metrics = ["f1_micro", "hamming_loss"]
+folds = 10
+datasets = ["emotions", "{flags}"]
+
+[learners.centroid]
+learner = "template_centroid"
+
+[learners.br]
+learner = "br"
+"""
+
+
+def _bench(config: Path, out: Path, jobs: int = 1) -> subprocess.Popen:
+    env = dict(os.environ, MLW_PROGRESS="")
+    return subprocess.Popen([sys.executable, "-m", "mlw_cli", "bench", "--config", str(config),
+                             "--out", str(out), "--jobs", str(jobs)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            start_new_session=True)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        text = (task / "children").read_text() if (task / "children").exists() else ""
+        out += [int(x) for x in text.split()]
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_killing_a_real_run_at_random_moments_loses_nothing(tmp_path, mulan_dir) -> None:
+    """kill -9 a running ``mlw bench`` at random moments (several times), check after
+    each kill that the results read and never shrink, then finish the run: every cell
+    is there once, with the values of an uninterrupted run. (benchmarks/bench_kill.py
+    runs the long version.)"""
+    config = tmp_path / "kill.toml"
+    config.write_text(_KILL_CONFIG.format(flags=mulan_dir / "flags"))
+    out = tmp_path / "killed.parquet"
+    rng = random.Random(12)
+    seen = 0
+    parts = Path(f"{out}.parts")
+
+    def n_parts() -> int:
+        return len(list(parts.glob("*.parquet"))) if parts.is_dir() else 0
+
+    for attempt in range(6):
+        jobs = 2 if attempt == 5 else 1
+        before = n_parts()
+        proc = _bench(config, out, jobs)
+        if attempt == 0:
+            time.sleep(rng.uniform(0.2, 1.5))  # during start-up
+        else:  # while cells are finishing: after the next record, at a random moment
+            deadline = time.time() + 60
+            while n_parts() == before and time.time() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            time.sleep(rng.uniform(0.0, 1.0))
+        workers = _children(proc.pid) if jobs > 1 else []
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        df = read_results(out) if out.exists() or Path(f"{out}.parts").exists() else None
+        n = 0 if df is None else df.height
+        assert n >= seen
+        seen = n
+        if df is not None:
+            assert set(df["status"].to_list()) <= {"ok"}
+        deadline = time.time() + 20
+        while any(_alive(w) for w in workers) and time.time() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(w) for w in workers), "worker processes outlived the kill"
+    proc = _bench(config, out)
+    assert proc.wait(timeout=600) == 0
+    df = read_results(out)
+    assert df.height == 40 and df["cell_id"].n_unique() == 40
+    assert not Path(f"{out}.parts").exists()  # compacted at the end
+    reference = run_experiment(parse_config(
+        {"experiment": {"name": "kill", "metrics": ["f1_micro", "hamming_loss"], "folds": 10,
+                        "datasets": ["emotions", str(mulan_dir / "flags")]},
+         "learners": {"centroid": {"learner": "template_centroid"}, "br": {"learner": "br"}}}),
+        tmp_path / "reference.parquet").results
+    key = ["learner", "dataset", "fold"]
+    a = df.sort(key).select([*key, "cell_id", "metric_f1_micro", "metric_hamming_loss"])
+    b = reference.sort(key).select([*key, "cell_id", "metric_f1_micro",
+                                    "metric_hamming_loss"])
+    assert a["cell_id"].to_list() == b["cell_id"].to_list()
+    np.testing.assert_allclose(a["metric_f1_micro"].to_numpy(),
+                               b["metric_f1_micro"].to_numpy())
+    np.testing.assert_allclose(a["metric_hamming_loss"].to_numpy(),
+                               b["metric_hamming_loss"].to_numpy())
+
+
+def test_records_frame_types() -> None:
+    import polars as pl
+
+    df = records_frame([_record("a"), {**_record("b"), "error": "x", "n_train": 3}])
+    assert df.schema["n_train"] == pl.Int64 and df.schema["metric_f1_micro"] == pl.Float64
+    assert df.schema["error"] == pl.String

@@ -1,0 +1,162 @@
+"""``mlw bench`` and ``mlw report`` end to end: options, configs and overrides, reruns,
+exit codes, the report's files (self-contained HTML, real PNGs), and the paper configs'
+smoke runs."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mlw_cli.main import app
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPERS = ROOT / "examples" / "papers"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def test_bench_json_summary_and_rerun(tmp_path) -> None:
+    out = tmp_path / "r.parquet"
+    args = ("bench", "--learners", "br,template_centroid", "--datasets", "emotions",
+            "--cv", "3", "--metrics", "f1_micro,hamming_loss", "--out", str(out), "--json")
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["cells"], summary["ran"], summary["skipped"]) == (6, 6, 0)
+    table = summary["metrics"]["hamming_loss"]
+    assert table["learners"] == ["br", "template_centroid"] and table["datasets"] == ["emotions"]
+    assert len(table["average_ranks"]) == 2
+    again = json.loads(invoke(*args).stdout)
+    assert (again["ran"], again["skipped"]) == (0, 6)
+
+
+def test_bench_tables_and_parameters_in_learner_specs(tmp_path) -> None:
+    out = tmp_path / "r.parquet"
+    result = invoke("bench", "--learners", "br:threshold=pcut,base_estimator=logistic_regression,cc",
+                    "--datasets", "emotions", "--cv", "2", "--metrics", "f1_micro",
+                    "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "f1_micro (higher is better)" in result.stdout
+    assert "average rank" in result.stdout
+    from mlw.experiments import read_results
+
+    df = read_results(out)
+    assert sorted(set(df["learner"].to_list())) == [
+        "br:threshold=pcut,base_estimator=logistic_regression", "cc"]
+    assert set(df.filter(df["learner_name"] == "br")["decision"].to_list()) == {
+        "threshold pcut"}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--datasets", "emotions"), "give --learners and --datasets, or --config"),
+    (("--learners", "nosuch", "--datasets", "emotions"), "nosuch"),
+    (("--learners", "br", "--datasets", "no_such_dataset"), "no_such_dataset"),
+    (("--learners", "br", "--datasets", "emotions", "--metrics", "nosuch"), "nosuch"),
+    (("--learners", "br", "--datasets", "emotions", "--executor", "spark"), "spark"),
+    (("--learners", "br", "--datasets", "emotions", "--scheduler", "tcp://x:1"),
+     "dask executor"),
+    (("--learners", "br", "--datasets", "emotions", "--jobs", "0"), "jobs"),
+    (("--learners", "br", "--datasets", "emotions", "--folds", "x"), "--folds"),
+])
+def test_bench_bad_input_exits_2_with_one_line(tmp_path, args, message) -> None:
+    result = invoke("bench", *args, "--out", str(tmp_path / "r.parquet"))
+    assert result.exit_code == 2
+    lines = [x for x in result.stderr.splitlines() if x.strip()]
+    assert lines[-1].startswith("error:") and message in lines[-1]
+    assert not (tmp_path / "r.parquet").exists()
+
+
+def test_bench_config_errors_name_the_file(tmp_path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("[experiment]\ndatasets = ['emotions']\n[learners.br]\nparms = {}\n")
+    result = invoke("bench", "--config", str(config), "--out", str(tmp_path / "r.parquet"))
+    assert result.exit_code == 2
+    assert f"error: {config}: learners.br: unknown key 'parms'" in result.stderr
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.external: list[str] = []
+        self.images: list[str] = []
+        self.tables = 0
+
+    def handle_starttag(self, tag, attrs) -> None:
+        attrs = dict(attrs)
+        if tag == "table":
+            self.tables += 1
+        for key in ("src", "href"):
+            value = attrs.get(key)
+            if value and not value.startswith(("data:", "#")):
+                self.external.append(value)
+        if tag == "img":
+            self.images.append(attrs["src"])
+
+
+def test_report_writes_markdown_self_contained_html_and_figures(tmp_path) -> None:
+    out = tmp_path / "r.parquet"
+    result = invoke("bench", "--learners", "br,cc,template_centroid", "--datasets",
+                    f"emotions,{ROOT.parent / 'shared' / 'datasets' / 'mulan' / 'flags'}",
+                    "--cv", "3", "--metrics", "f1_micro,hamming_loss", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    report = tmp_path / "report"
+    result = invoke("report", str(out), "--out", str(report), "--control", "cc")
+    assert result.exit_code == 0, result.output
+    md = (report / "report.md").read_text()
+    assert "### f1_micro (higher is better)" in md and "average rank" in md
+    assert "win/tie/loss of cc" in md and "Nemenyi CD" in md
+    assert re.search(r"\| flags \| .*\(\d(\.\d)?\)", md)
+    assert "![critical difference diagram, f1_micro](cd-f1_micro.png)" in md
+    page = _Page()
+    page.feed((report / "report.html").read_text())
+    assert page.external == [] and page.tables >= 4
+    assert len(page.images) == 2
+    for src in page.images:
+        data = base64.b64decode(src.split(",", 1)[1])
+        assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    assert (report / "cd-hamming_loss.png").read_bytes().startswith(b"\x89PNG")
+    # reports refuse to overwrite their input, and name unknown metrics
+    assert invoke("report", str(out), "--out", str(out)).exit_code == 2
+    bad = invoke("report", str(out), "--out", str(report), "--metrics", "nosuch")
+    assert bad.exit_code == 2 and "nosuch" in bad.stderr
+    missing = invoke("report", str(tmp_path / "none.parquet"), "--out", str(report))
+    assert missing.exit_code == 2 and "no such results file" in missing.stderr
+
+
+def test_help_imports_no_polars_dask_or_matplotlib() -> None:
+    code = ("import sys, runpy; sys.argv = ['mlw', '--help']\n"
+            "try:\n    runpy.run_module('mlw_cli', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('polars', 'dask', 'distributed', 'matplotlib', 'numpy')"
+            " if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
+
+
+@pytest.mark.parametrize("paper", ["lacovac", "lcif", "xdcc"])
+def test_paper_configs_run_end_to_end_on_one_fold(tmp_path, paper) -> None:
+    """A smoke check of the paper configs: every learner of the config, on one small
+    dataset, one fold of its protocol (the full runs are in docs/reproduction.md)."""
+    # flags is in no paper config but lacovac's: added as a 10-fold CV entry. LCIF and
+    # LCIF2 search 2 x 2,475 configurations by 10-fold CV (minutes even on flags): the
+    # smoke check runs the config's two kNN learners, whose searches are small.
+    learners = ["--learners", "instance_knn,feature_knn"] if paper == "lcif" else []
+    out = tmp_path / f"{paper}.parquet"
+    result = invoke("bench", "--config", str(PAPERS / f"{paper}.toml"), "--datasets",
+                    "flags", "--folds", "0", *learners, "--out", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["ran"] >= 2 and summary["errors"] == []
+    report = invoke("report", str(out), "--out", str(tmp_path / "report"))
+    assert report.exit_code == 0, report.output
