@@ -181,6 +181,12 @@ def _write(out: Path, rec: dict) -> None:
 def report(paths: list[Path]) -> None:
     recs = [json.loads(line) for p in paths for line in open(p) if line.strip()]
     main = [r for r in recs if r["learner"] in LEARNERS]
+    # only folds every learner finished (a run stopped early leaves a partial fold)
+    done: dict[tuple[str, int], set[str]] = {}
+    for r in main:
+        done.setdefault((r["dataset"], r["fold"]), set()).add(r["learner"])
+    names = {r["learner"] for r in main}
+    main = [r for r in main if done[(r["dataset"], r["fold"])] == names]
     print("| dataset | learner | folds | EMA (paper) | CLL-loss per fold (paper) | CLL per "
           "instance | micro F1 (paper) | macro F1 (paper) | fit CPU s/fold |")
     print("|---|---|---|---|---|---|---|---|---|")
