@@ -1,6 +1,6 @@
 """The long run of the readers' fuzz suite (issue 17): the targets of
 ``core/tests/fuzz_io.py`` (mutations of real files fed to the ARFF, Mulan XML, XC, CSV,
-Parquet and compressed-file readers) for many more cases than CI runs, in
+Parquet, compressed and model-file readers) for many more cases than CI runs, in
 rounds of random examples; a failing round is shrunk by hypothesis, recorded, and the
 run goes on. Prints the cases tried per target and what each got, and the failures.
 
@@ -34,7 +34,7 @@ def main() -> int:
                         help="cases per target and seed file (default 2000)")
     parser.add_argument("--round", type=int, default=250, help="cases per hypothesis round")
     parser.add_argument("--max-gb", type=float, default=6.0, help="address-space cap (GiB)")
-    parser.add_argument("--targets", default="arff,meka,xml,xc,csv,parquet,compressed")
+    parser.add_argument("--targets", default="arff,meka,xml,xc,csv,parquet,compressed,model")
     parser.add_argument("--json", type=Path, help="write the tally and failures here")
     args = parser.parse_args()
 

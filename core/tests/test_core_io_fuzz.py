@@ -15,7 +15,11 @@ from fuzz_io import (
     Seeds,
     Tally,
     Targets,
+    check_model,
+    fuzz_plugin,
     make_seeds,
+    model_file,
+    model_seed,
     mutations,
     rss_mb,
 )
@@ -97,9 +101,21 @@ def test_compressed_mutations(case):
     TARGETS.compressed(data, suffix)
 
 
+def test_model_file_mutations():
+    with fuzz_plugin():
+        header, payload = model_seed(_tmp)
+
+        @CI
+        @given(mutations(payload), st.booleans())
+        def run(data, forge):
+            check_model("model", _tmp, model_file(header, data, forge=forge), TALLY)
+
+        run()
+
+
 def test_every_target_ran_and_reached_both_outcomes():
     targets = {t for t, _ in TALLY.counts}
-    assert {"arff", "xml", "xc", "csv", "parquet", "compressed"} <= targets
-    for target in ("arff", "xml", "xc", "csv"):
+    assert {"arff", "xml", "xc", "csv", "parquet", "compressed", "model"} <= targets
+    for target in ("arff", "xml", "xc", "csv", "model"):
         outcomes = {o for t, o in TALLY.counts if t == target}
         assert "loaded" in outcomes and len(outcomes) > 1, (target, outcomes)

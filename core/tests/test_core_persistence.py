@@ -125,7 +125,8 @@ def test_not_a_model_file_and_truncated_files(pm, tmp_path) -> None:
     path = save_model(_fitted(), tmp_path / "m.mlw")
     data = path.read_bytes()
     path.write_bytes(data[:-20])
-    with pytest.raises(ModelFileError, match="truncated or corrupt model data"):
+    with pytest.raises(ModelFileError, match=r"the file is truncated \(the header says \d+ "
+                                             r"bytes of model data, the file has \d+\)"):
         load_model(path)
     path.write_bytes(b"MLWMODEL\n12\n{not json!!}")
     with pytest.raises(ModelFileError, match="corrupt model header"):
@@ -134,10 +135,9 @@ def test_not_a_model_file_and_truncated_files(pm, tmp_path) -> None:
         load_model(tmp_path / "missing.mlw")
 
 
-def test_model_whose_code_is_gone_is_refused_clearly(pm, tmp_path) -> None:
+def test_model_whose_code_is_gone_is_refused_clearly(pm, tmp_path, monkeypatch) -> None:
     path = save_model(_fitted(), tmp_path / "m.mlw")
-    blob = path.read_bytes().replace(b"FrequencyLearner", b"FrequencyLearnex")
-    path.write_bytes(blob)
+    monkeypatch.delattr(sys.modules[__name__], "FrequencyLearner")  # the class moved away
     with pytest.raises(ModelVersionError, match="the model needs code that is not installed "
                                                 "or has changed"):
         load_model(path, check=False)
@@ -150,7 +150,7 @@ def test_header_is_read_without_unpickling(pm, tmp_path) -> None:
     size = int(blob[len(b"MLWMODEL\n"):header_end - 1])
     path.write_bytes(blob[:header_end + size] + b"garbage that is not a pickle")
     assert read_header(path)["learner"] == "persist_freq"
-    assert json.loads(blob[header_end:header_end + size])["format"] == 1
+    assert json.loads(blob[header_end:header_end + size])["format"] == 2
 
 
 def _leftovers(folder: Path) -> list[str]:

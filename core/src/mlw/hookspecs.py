@@ -42,6 +42,15 @@ def mlw_register_learners(register: Callable[[LearnerSpec], None]) -> None:
     each constructor parameter in ``param_docs`` (defaults are read from the factory's
     signature). What the learner can do (:class:`mlw.LearnerTags`: scores, joint
     decision, ``log_proba_of``, sparse input and output, NaN) is read from its class.
+
+    ``model_types`` declares the learner's *model state*: the import paths of every
+    class or function besides the learner's own class that a fitted model holds (a
+    helper tree class, a scikit-learn estimator it fits inside). Loading a model file
+    reconstructs only declared types (the core declares numpy arrays, random
+    generators, scipy sparse matrices and the registered thresholding strategies), so a
+    planted payload cannot run code; saving a model that holds an undeclared type warns
+    (``mlw.persistence.ModelTrustWarning``), and ``mlw.persistence.untrusted_types(model)``
+    lists what to add.
     """
 
 

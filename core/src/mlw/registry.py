@@ -156,6 +156,15 @@ class LearnerSpec:
     defaults are read from the factory's signature and the :class:`LearnerTags` from
     its class, so documentation, capabilities and code cannot drift apart.
 
+    ``model_types`` declares the *model state* of the fitted learner: every class (or
+    function) other than the learner's own class that its fitted state holds, as import
+    paths ``"package.module:Class"`` (or the objects). :func:`mlw.load_model` reconstructs
+    nothing else from a model file (numpy arrays, random generators, scipy sparse
+    matrices and the registered thresholding strategies are declared by the core); a
+    saved model that holds an undeclared type warns with
+    :class:`mlw.persistence.ModelTrustWarning`, and
+    :func:`mlw.persistence.untrusted_types` lists what is missing.
+
     ``plugin`` is filled in by the plugin manager with the name of the registering
     plugin.
     """
@@ -164,6 +173,7 @@ class LearnerSpec:
     factory: Callable[..., Any] | str
     description: str
     param_docs: Mapping[str, str] = field(default_factory=dict)
+    model_types: tuple[Any, ...] = ()
     plugin: str | None = field(default=None, compare=False)
     _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
 
@@ -177,6 +187,7 @@ class LearnerSpec:
                 isinstance(k, str) and isinstance(v, str) for k, v in self.param_docs.items()):
             raise RegistrationError(f"learner {self.name!r}: param_docs must map parameter "
                                     f"names to strings")
+        _check_model_types(self.name, self.model_types)
         if not isinstance(self.factory, str):  # already imported: check it now
             unknown = sorted(set(self.param_docs) - set(_signature_params(self.factory)))
             if unknown:
@@ -219,6 +230,22 @@ class LearnerSpec:
         return tuple(
             ParamInfo(n, d, self.param_docs.get(n, "")) for n, d in self.signature_params().items()
         )
+
+
+def _check_model_types(name: str, model_types: Any) -> None:
+    """``model_types``: a tuple (or list) of import paths ``"package.module:Class"`` or
+    of classes and functions."""
+    if isinstance(model_types, (str, bytes)) or not isinstance(model_types, (tuple, list)):
+        raise RegistrationError(f"learner {name!r}: model_types must be a tuple of import "
+                                f"paths like 'package.module:Class', got {model_types!r}")
+    for entry in model_types:
+        if isinstance(entry, str):
+            if not _IMPORT_PATH.match(entry):
+                raise RegistrationError(f"learner {name!r}: model_types entry {entry!r} is "
+                                        f"not an import path like 'package.module:Class'")
+        elif not (inspect.isclass(entry) or callable(entry)):
+            raise RegistrationError(f"learner {name!r}: model_types entry {entry!r} is "
+                                    f"neither an import path nor a class")
 
 
 def _signature_params(factory: Any) -> dict[str, Any]:

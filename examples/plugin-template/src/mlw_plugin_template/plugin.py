@@ -1,8 +1,8 @@
 """The plugin module named by the entry point: only registrations, no work.
 
 mlw calls each hook with a ``register`` callback; every spec is validated (name,
-callables, documented parameters that the factory really takes) and a name another
-plugin already registered makes this plugin *broken* with both owners named.
+callables, documented parameters that the factory really takes). A name another plugin
+registers too is usable only as ``template:NAME`` (and ``OTHER:NAME``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,12 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         param_docs={
             "threshold": "thresholding strategy: fixed, pcut, cardinality, one_threshold",
         },
+        # the model state mlw.load_model may rebuild besides NearestCentroid itself:
+        # its fitted state is numpy arrays and a threshold strategy, which mlw declares,
+        # so nothing here. A helper class of yours would be listed as
+        # "mlw_plugin_template.centroid:Helper" (mlw.persistence.untrusted_types(model)
+        # says what is missing).
+        model_types=(),
     ))
 
 

@@ -74,9 +74,28 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
 )
 
 
+#: The model state of the baselines (``LearnerSpec.model_types``, what ``mlw.load_model``
+#: may reconstruct besides the learner's class): the stand-in for a constant label and
+#: the scikit-learn classes of the ``base_estimator`` shortcuts. A model fitted with a
+#: ``base_estimator`` object of another class loads with ``trusted=[its class]``.
+_MODEL_TYPES = (
+    "mlw_baselines._base_estimator:ConstantModel",
+    "sklearn.pipeline:Pipeline",
+    "sklearn.preprocessing:MaxAbsScaler",
+    "sklearn.preprocessing:StandardScaler",
+    "sklearn.linear_model:LogisticRegression",
+    "sklearn.tree:DecisionTreeClassifier",
+    "sklearn.tree._tree:Tree",
+    "sklearn.ensemble:RandomForestClassifier",
+    "sklearn.svm:LinearSVC",
+    "sklearn.naive_bayes:BernoulliNB",
+)
+
+
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="br",
         factory="mlw_baselines.binary_relevance:BinaryRelevance",
         description="Binary relevance: one independent binary classifier per label",
@@ -89,6 +108,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         },
     ))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="cc",
         factory="mlw_baselines.classifier_chain:ClassifierChain",
         description="Classifier chain (Read et al.): each link sees the previous labels; "
@@ -101,6 +121,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         },
     ))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="lp",
         factory="mlw_baselines.label_powerset:LabelPowerset",
         description="Label powerset: one multi-class classifier over the training label sets",
@@ -110,6 +131,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         },
     ))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="pcc",
         factory="mlw_baselines.probabilistic_chain:ProbabilisticClassifierChain",
         description="Probabilistic classifier chain: joint mode and marginals by exact "

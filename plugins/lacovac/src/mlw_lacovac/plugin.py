@@ -19,22 +19,31 @@ _TREE = {
 }
 
 
+#: The model state of the trees besides the learners' classes (``LearnerSpec.model_types``).
+_MODEL_TYPES = ("mlw_lacovac._tree:Tree", "mlw_lacovac._tree:Leaf",
+                "mlw_lacovac._leaves:LeafModel")
+
+
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
     z = {"z": "normal quantile of the label-correlation test, lambda_n = z / sqrt(n - 1)"}
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="lacovac", factory="mlw_lacovac.model:LaCovaC", param_docs={**_TREE, **z},
         description="LaCovaC multi-label tree: local phi-correlation label clustering "
                     "(vertical splits) and LaCova covariance splits (Al-Otaibi et al. 2016)"))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="lacova", factory="mlw_lacovac.model:LaCova", param_docs=_TREE,
         description="LaCova multi-label tree: BR-like vertical split when the label "
                     "covariance is insignificant, else a covariance-criterion split"))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="ml_c45", factory="mlw_lacovac.model:MLC45", param_docs=_TREE,
         description="ML-C4.5 multi-label tree: splits minimise the sum of per-label "
                     "entropies; leaves hold label-subset distributions"))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="lacovac_forest", factory="mlw_lacovac.forest:LaCovaCForest",
         param_docs={**_TREE, **z,
                     "n_estimators": "number of trees",

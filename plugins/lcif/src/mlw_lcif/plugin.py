@@ -22,23 +22,32 @@ _K_FEAT = {"k_feat": "number of most similar labels kept per feature"}
 _LAM = {"lam": "weight of the instance part in [0, 1] (1 - lam goes to the feature part)"}
 
 
+#: The model state of the LCIF learners besides their classes (``LearnerSpec.model_types``;
+#: the neighbour index is the core's ``mlw.neighbors.NeighborIndex``, declared by mlw).
+_MODEL_TYPES = ("mlw_lcif._prep:FeatureScaler",)
+
+
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="lcif", factory="mlw_lcif.model:LCIF",
         description="LCIF: instance kNN + feature-label kNN, linearly combined "
                     "(Feremans et al. 2017)",
         param_docs={**_K_INS, **_K_FEAT, **_LAM, **_COMMON}))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="lcif2", factory="mlw_lcif.model:LCIF2",
         description="LCIF2: LCIF whose instance neighbours vote with second-order "
                     "(sim_ALL re-weighted) label scores",
         param_docs={**_K_INS, **_K_FEAT, **_LAM, **_COMMON}))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="instance_knn", factory="mlw_lcif.model:InstanceKNN",
         description="cosine-weighted instance kNN with a cardinality-matched threshold",
         param_docs={**_K_INS, **_COMMON}))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="feature_knn", factory="mlw_lcif.model:FeatureKNN",
         description="feature kNN: each feature votes for its most similar labels",
         param_docs={**_K_FEAT, **_COMMON}))

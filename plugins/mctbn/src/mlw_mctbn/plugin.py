@@ -18,9 +18,14 @@ _COMMON = {
 }
 
 
+#: The model state of the CTBN learners besides their classes (``LearnerSpec.model_types``).
+_MODEL_TYPES = ("mlw_mctbn._learning:EMTrace",)
+
+
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="mc",
         factory="mlw_mctbn.model:MixtureOfCTBNs",
         description="Mixture of conditional tree-structured Bayesian networks (Hong et al. "
@@ -40,6 +45,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         },
     ))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="ctbn",
         factory="mlw_mctbn.model:CTBN",
         description="One conditional tree-structured Bayesian network (Batal et al. 2013): "

@@ -6,6 +6,10 @@ from collections.abc import Callable
 
 import mlw
 
+#: The model state of the boosted learners besides their classes
+#: (``LearnerSpec.model_types``).
+_MODEL_TYPES = ("mlw_xdcc.booster:TreeEnsemble", "mlw_xdcc.xdcc:ChainState")
+
 
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
@@ -13,6 +17,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
 
     thr = {"threshold": "thresholding strategy applied to predict_proba (default 'fixed': 0.5)"}
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="xdcc", factory="mlw_xdcc.xdcc:XDCC",
         description="dynamic classifier chain of gradient-boosted multi-label trees (XDCC)",
         param_docs={**P,
@@ -24,14 +29,17 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
                                    "(the paper's) or out_of_fold ones (an extension)",
                     "propagation_folds": "folds of out_of_fold propagation (default 5)"}))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="ml_xgb", factory="mlw_xdcc.ml_xgb:MLXGB",
         description="gradient-boosted trees with one weight per label in each leaf (ML-XGB)",
         param_docs={**P, **thr}))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="br_xgb", factory="mlw_xdcc.ml_xgb:BRXGB",
         description="binary relevance of single-label boosters (the ML-XGB booster, L=1)",
         param_docs={**P, **thr}))
     register(mlw.LearnerSpec(
+        model_types=_MODEL_TYPES,
         name="cc_xgb", factory="mlw_xdcc.cc_xgb:CCXGB",
         description="greedy classifier chain of single-label boosters (the ML-XGB booster)",
         param_docs={**P, "order": "label order: None for random (random_state) or a "
