@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mlw
-from mlw.plugins import PluginManager, UnknownNameError
+from mlw.plugins import AmbiguousNameError, PluginManager, UnknownNameError
 
 
 def _info(pm: PluginManager, name: str) -> mlw.PluginInfo:
@@ -112,15 +112,43 @@ def test_wrong_spec_type_is_rejected(fresh_plugins) -> None:
         "plugin 'wrongtype' registered a MetricSpec where a LearnerSpec was expected")
 
 
-def test_duplicate_learner_name_is_an_error_naming_both_plugins(install_plugins) -> None:
+def test_duplicate_learner_name_is_contested_and_named_with_both_plugins(install_plugins
+                                                                         ) -> None:
     pm = install_plugins(good="mlwtest_good", zz_dup="mlwtest_duplicate")
-    dup = _info(pm, "zz_dup")
-    assert dup.status == "broken"
-    assert dup.error == ("learner 'fixture_prior' is registered by both plugin 'good' "
-                         "(mlw-good) and plugin 'zz_dup' (mlw-zz_dup)")
-    # the first owner keeps the name
-    assert pm.owner("learner", "fixture_prior").name == "good"
-    assert pm.learner("fixture_prior").description == "label frequencies"
+    message = ("learner 'fixture_prior' is registered by both plugin 'good' (mlw-good) and "
+               "plugin 'zz_dup' (mlw-zz_dup); choose one: 'good:fixture_prior' or "
+               "'zz_dup:fixture_prior'")
+    for name in ("good", "zz_dup"):
+        info = _info(pm, name)
+        assert (info.status, info.error, info.conflicts) == ("ok", None, [message])
+    # neither plugin gets the plain name; each is reachable by its qualified name
+    with pytest.raises(AmbiguousNameError) as exc:
+        pm.learner("fixture_prior")
+    assert str(exc.value) == message
+    assert pm.learner("good:fixture_prior").description == "label frequencies"
+    assert pm.learner("zz_dup:fixture_prior").description == "a second fixture_prior"
+    assert pm.owner("learner", "zz_dup:fixture_prior").name == "zz_dup"
+    assert {"good:fixture_prior", "zz_dup:fixture_prior"} <= set(pm.learners())
+    assert "fixture_prior" not in pm.learners()
+    # the other names of the plugin are untouched
+    assert pm.threshold("fixture_half") and pm.metric("fixture_mean_labels")
+
+
+def test_a_plugin_cannot_hijack_br_or_take_down_baselines(install_plugins) -> None:
+    """Issue 17: an entry point sorting before 'baselines' registered 'br' and took
+    --learner br, and the whole baselines plugin (br, cc, lp, pcc) was withdrawn."""
+    pm = install_plugins(keep_real=True, aaa="mlwtest_hijack")
+    assert _info(pm, "aaa").status == "ok" and _info(pm, "baselines").status == "ok"
+    with pytest.raises(AmbiguousNameError, match=r"learner 'br' is registered by both plugin "
+                                                 r"'aaa' \(mlw-aaa\) and plugin 'baselines' "
+                                                 r"\(mlw-baselines\); choose one: 'aaa:br' "
+                                                 r"or 'baselines:br'"):
+        mlw.get_learner("br")
+    assert type(mlw.get_learner("baselines:br")).__name__ == "BinaryRelevance"
+    assert type(mlw.get_learner("aaa:br")).__name__ == "PriorLearner"
+    for name in ("cc", "lp", "pcc", "hijack_own"):  # every other name still works
+        assert mlw.get_learner(name) is not None
+    assert {"br", "cc", "lp", "pcc"} <= set(_info(pm, "baselines").registers["learner"])
 
 
 def test_a_plugin_registering_the_same_name_twice_is_broken(fresh_plugins) -> None:
@@ -146,12 +174,45 @@ def test_a_plugin_cannot_take_a_builtin_metric_name(fresh_plugins) -> None:
         @mlw.hookimpl
         def mlw_register_metrics(register):
             register(mlw.MetricSpec("hamming_loss", mean_labels, False, "labels", "imposter"))
+            register(mlw.MetricSpec("own_metric", mean_labels, False, "labels", "its own"))
 
     fresh_plugins.register(Plugin(), name="imposter")
     info = _info(fresh_plugins, "imposter")
-    assert info.status == "broken"
-    assert "metric 'hamming_loss' is registered by both plugin 'mlw.metrics'" in info.error
+    assert info.status == "ok"
+    assert info.conflicts == [
+        "metric 'hamming_loss' is registered by both plugin 'mlw.metrics' (mlw-core) and "
+        "plugin 'imposter'; the core keeps the name ('imposter:hamming_loss' names this "
+        "plugin's)"]
     assert fresh_plugins.metric("hamming_loss").description != "imposter"
+    assert fresh_plugins.metric("imposter:hamming_loss").description == "imposter"
+    assert fresh_plugins.metric("own_metric").description == "its own"
+
+
+def test_plugin_output_at_import_and_registration_goes_to_stderr(install_plugins, capsys,
+                                                                  monkeypatch) -> None:
+    monkeypatch.setenv("MLW_SLOW_PLUGIN_SECONDS", "0.05")
+    monkeypatch.setenv("MLWTEST_NOISY_SLEEP", "0.1")
+    with pytest.warns(mlw.plugins.SlowPluginWarning,
+                      match=r"plugin 'noisy' \(mlw-noisy\) took 0\.\d s to import.*disable "
+                            r"it with MLW_DISABLE_PLUGINS=noisy"):
+        pm = install_plugins(noisy="mlwtest_noisy")
+    assert "noisy_prior" in pm.learners()
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "noisy plugin says hello" in err and "noisy plugin registers" in err
+    assert _info(pm, "noisy").import_seconds >= 0.1
+
+
+def test_system_exit_while_registering_marks_the_plugin_broken(fresh_plugins) -> None:
+    class Plugin:
+        @staticmethod
+        @mlw.hookimpl
+        def mlw_register_learners(register):
+            raise SystemExit(4)
+
+    fresh_plugins.register(Plugin(), name="quitter")
+    info = _info(fresh_plugins, "quitter")
+    assert (info.status, info.error) == ("broken", "registration failed: SystemExit: 4")
 
 
 def test_unknown_hook_marks_the_plugin_broken(install_plugins) -> None:
@@ -233,7 +294,7 @@ def test_plugin_info_as_dict_lists_only_nonempty_kinds(install_plugins) -> None:
     d = _info(pm, "bad").as_dict()
     assert d == {"name": "bad", "module": "mlwtest_import_error", "distribution": "mlw-bad",
                  "version": "1.0.0", "builtin": False, "status": "broken",
-                 "error": d["error"], "registers": {}}
+                 "error": d["error"], "registers": {}, "conflicts": []}
     assert np.isin(list(_info(pm, "good").as_dict()["registers"]),
                    ["learner", "threshold", "metric", "loader", "generator"]).all()
 

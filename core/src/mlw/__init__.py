@@ -64,11 +64,13 @@ _LAZY: dict[str, str] = {
     "ModelFileError": "mlw.persistence",
     "ModelVersionError": "mlw.persistence",
     "ModelVersionWarning": "mlw.persistence",
+    "UntrustedModelError": "mlw.persistence",
     "load_model": "mlw.persistence",
     "read_header": "mlw.persistence",
     "save_model": "mlw.persistence",
     "PluginInfo": "mlw.plugins",
     "UnknownNameError": "mlw.plugins",
+    "AmbiguousNameError": "mlw.plugins",
     "check_param": "mlw.validation",
     "Predictions": "mlw.prediction",
     "predict_file": "mlw.prediction",
@@ -134,15 +136,17 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         ModelFileError,
         ModelVersionError,
         ModelVersionWarning,
+        UntrustedModelError,
         load_model,
         read_header,
         save_model,
     )
-    from mlw.plugins import PluginInfo, UnknownNameError
+    from mlw.plugins import AmbiguousNameError, PluginInfo, UnknownNameError
     from mlw.prediction import Predictions, predict_file, write_predictions
     from mlw.validation import check_param
 
 __all__ = [
+    "AmbiguousNameError",
     "Dataset",
     "DataPlan",
     "DatasetNotFoundError",
@@ -166,6 +170,7 @@ __all__ = [
     "RegistrationError",
     "ThresholdSpec",
     "UnknownNameError",
+    "UntrustedModelError",
     "check_param",
     "cross_validate",
     "evaluate",

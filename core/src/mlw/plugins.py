@@ -5,8 +5,21 @@ The rest of mlw calls the typed methods of :class:`PluginManager` (``learner("xd
 order: the internal plugins of :data:`DEFAULT_PLUGINS`, then every entry point of the
 group ``mlw`` sorted by name. Each plugin's hooks are called one plugin at a time, so a
 plugin that fails to import, raises while registering, or registers something
-malformed or already taken is marked *broken* (with the reason) and its registrations
-are withdrawn, while everything else keeps working.
+malformed is marked *broken* (with the reason) and its registrations are withdrawn,
+while everything else keeps working.
+
+A name two plugins register is *contested*: neither gets it (the order plugins load in
+must not decide who answers to ``br``), looking it up is an :class:`AmbiguousNameError`
+naming both, and each stays reachable by its qualified name ``plugin:name``
+(``baselines:br``); every other name of both plugins keeps working. A plugin cannot
+take a name of the core's own (built-in) registrations: the core keeps it, and the
+plugin's registration is reachable only by its qualified name. Both cases are listed
+as ``conflicts`` of the plugins involved.
+
+Anything a plugin prints while it is imported or registers goes to stderr, so it
+cannot corrupt a command's output; a plugin that takes longer than
+``MLW_SLOW_PLUGIN_SECONDS`` (default 5) to import is named in a
+:class:`SlowPluginWarning` saying how to disable it.
 
 ``MLW_DISABLE_PLUGINS`` blocks plugins: a comma-separated list of plugin (entry-point)
 or distribution names, or ``*`` (or ``all``) to block every external plugin. A blocked
@@ -15,11 +28,15 @@ plugin is not imported at all and shows as ``disabled``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import importlib
 import os
+import sys
 import threading
+import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -46,6 +63,9 @@ ENTRY_POINT_GROUP = "mlw"
 #: the name ``mlw`` on the index belongs to an unrelated project).
 CORE_DISTRIBUTION = "mlw-core"
 DISABLE_ENV = "MLW_DISABLE_PLUGINS"
+SLOW_ENV = "MLW_SLOW_PLUGIN_SECONDS"
+#: A plugin whose import takes longer than this many seconds is named on stderr.
+SLOW_IMPORT_SECONDS = 5.0
 
 #: Internal plugins: registered through the same hooks as third-party ones.
 DEFAULT_PLUGINS: tuple[str, ...] = (
@@ -72,6 +92,31 @@ class UnknownNameError(LookupError):
         return str(self.args[0]) if self.args else ""
 
 
+class AmbiguousNameError(UnknownNameError):
+    """A name two or more plugins register: choose one with ``plugin:name``."""
+
+
+class SlowPluginWarning(UserWarning):
+    """A plugin took long to import (every ``mlw`` command pays for it)."""
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """What a plugin prints goes to stderr: stdout carries results (``--json``)."""
+    if sys.stderr is None:  # pragma: no cover - no stderr to write to
+        yield
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def _slow_seconds() -> float:
+    try:
+        return float(os.environ.get(SLOW_ENV, SLOW_IMPORT_SECONDS))
+    except ValueError:
+        return SLOW_IMPORT_SECONDS
+
+
 @dataclass
 class PluginInfo:
     """One plugin as ``mlw list-plugins`` shows it."""
@@ -84,6 +129,10 @@ class PluginInfo:
     status: Status = "ok"
     error: str | None = None
     registers: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    #: Names this plugin registers that another plugin registers too (one message each).
+    conflicts: list[str] = field(default_factory=list)
+    #: Seconds its import took (entry-point plugins).
+    import_seconds: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +144,7 @@ class PluginInfo:
             "status": self.status,
             "error": self.error,
             "registers": {k: list(v) for k, v in self.registers.items() if v},
+            "conflicts": list(self.conflicts),
         }
 
 
@@ -134,6 +184,8 @@ class PluginManager:
         self._infos: dict[str, PluginInfo] = {}
         self._registry: dict[str, dict[str, Any]] | None = None
         self._owners: dict[tuple[str, str], str] = {}
+        self._contested: dict[tuple[str, str], list[str]] = {}
+        self._qualified: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
         self._load_errors: dict[str, str] = {}
         self._lock = threading.RLock()
         for modname in DEFAULT_PLUGINS:
@@ -167,17 +219,28 @@ class PluginManager:
                                                builtin=False, status="disabled",
                                                error=f"disabled by {DISABLE_ENV}")
                 continue
+            start = time.perf_counter()
             try:
-                module = ep.load()
+                with _stdout_to_stderr():
+                    module = ep.load()
             except BaseException as exc:  # a broken plugin must not break mlw
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-                error = f"import failed: {_one_line(exc)}"
+                what = (f"SystemExit({exc.code!r}) (it called sys.exit)"
+                        if isinstance(exc, SystemExit) else _one_line(exc))
+                error = f"import failed: {what}"
                 self._infos[name] = PluginInfo(name, ep.value, dist_name, version,
                                                builtin=False, status="broken", error=error)
                 self._load_errors[name] = error
                 continue
+            seconds = time.perf_counter() - start
             self.register(module, name=name, distribution=dist_name, version=version)
+            self._infos[name].import_seconds = seconds
+            if seconds > _slow_seconds():
+                warnings.warn(f"plugin {name!r}{f' ({dist_name})' if dist_name else ''} took "
+                              f"{seconds:.1f} s to import, which every mlw command pays; if "
+                              f"you do not need it, disable it with {DISABLE_ENV}={name}",
+                              SlowPluginWarning, stacklevel=2)
 
     def register(self, plugin: ModuleType | object, *, name: str | None = None,
                  distribution: str | None = None, version: str | None = None,
@@ -225,12 +288,13 @@ class PluginManager:
                 return self._registry
             for info in self._infos.values():
                 info.registers = {k: [] for k in KINDS}
+                info.conflicts = []
                 if info.name in self._load_errors:
                     info.status, info.error = "broken", self._load_errors[info.name]
                 elif info.status != "disabled":
                     info.status, info.error = "ok", None
-            registry: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
-            owners: dict[tuple[str, str], str] = {}
+            qualified: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
+            claims: dict[tuple[str, str], list[str]] = {}
             # plugin order: builtins first (in DEFAULT_PLUGINS order), then by name
             builtin_order = {_builtin_name(m): n for n, m in enumerate(DEFAULT_PLUGINS)}
             order = sorted(self._infos.values(),
@@ -241,20 +305,17 @@ class PluginManager:
                 plugin = self._pm.get_plugin(info.name)
                 staged: list[tuple[str, str, Any]] = []
                 try:
-                    for kind, hookname in _HOOKS.items():
-                        impl = next((i for i in getattr(self._pm.hook, hookname).get_hookimpls()
-                                     if i.plugin is plugin), None)
-                        if impl is None:
-                            continue
-                        impl.function(register=self._make_register(kind, info, staged))
-                    for kind, spec_name, _ in staged:
-                        if (kind, spec_name) in owners:
-                            other = self._infos[owners[(kind, spec_name)]]
-                            raise RegistrationError(
-                                f"{kind} {spec_name!r} is registered by both "
-                                f"{_describe(other)} and {_describe(info)}"
-                            )
-                except Exception as exc:
+                    with _stdout_to_stderr():
+                        for kind, hookname in _HOOKS.items():
+                            impl = next((i for i in
+                                         getattr(self._pm.hook, hookname).get_hookimpls()
+                                         if i.plugin is plugin), None)
+                            if impl is None:
+                                continue
+                            impl.function(register=self._make_register(kind, info, staged))
+                except BaseException as exc:  # SystemExit too: a plugin must not exit mlw
+                    if isinstance(exc, KeyboardInterrupt):
+                        raise
                     if info.builtin:  # mlw itself is broken (say, a missing dependency)
                         raise PluginError(f"mlw's own plugin {info.name!r} cannot register: "
                                           f"{_one_line(exc)} (reinstall mlw-core)") from exc
@@ -264,10 +325,35 @@ class PluginManager:
                     info.registers = {k: [] for k in KINDS}
                     continue
                 for kind, spec_name, spec in staged:
-                    registry[kind][spec_name] = spec
-                    owners[(kind, spec_name)] = info.name
+                    qualified[kind][f"{info.name}:{spec_name}"] = spec
+                    claims.setdefault((kind, spec_name), []).append(info.name)
                     info.registers[kind].append(spec_name)
-            self._registry, self._owners = registry, owners
+            registry: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
+            owners: dict[tuple[str, str], str] = {}
+            contested: dict[tuple[str, str], list[str]] = {}
+            for (kind, spec_name), holders in claims.items():
+                for holder in holders:
+                    owners[(kind, f"{holder}:{spec_name}")] = holder
+                builtins = [h for h in holders if self._infos[h].builtin]
+                if len(holders) == 1 or builtins:
+                    keeper = builtins[0] if builtins else holders[0]
+                    registry[kind][spec_name] = qualified[kind][f"{keeper}:{spec_name}"]
+                    owners[(kind, spec_name)] = keeper
+                    for other in holders:
+                        if other != keeper:
+                            self._infos[other].conflicts.append(
+                                f"{kind} {spec_name!r} is registered by both "
+                                f"{_describe(self._infos[keeper])} and "
+                                f"{_describe(self._infos[other])}; the core keeps the name "
+                                f"('{other}:{spec_name}' names this plugin's)")
+                    continue
+                contested[(kind, spec_name)] = list(holders)
+                message = _contested_message(kind, spec_name,
+                                             [self._infos[h] for h in holders])
+                for holder in holders:
+                    self._infos[holder].conflicts.append(message)
+            self._qualified = qualified
+            self._registry, self._owners, self._contested = registry, owners, contested
             return registry
 
     @staticmethod
@@ -298,20 +384,39 @@ class PluginManager:
         return sorted(self._infos.values(), key=lambda i: (not i.builtin, i.name))
 
     def owner(self, kind: str, name: str) -> PluginInfo | None:
+        """The plugin that answers to ``name`` (plain or ``plugin:name``), if one does."""
         self._collect()
         owner = self._owners.get((kind, name))
         return self._infos[owner] if owner else None
 
+    def contested(self, kind: str) -> dict[str, list[str]]:
+        """Names of ``kind`` that several plugins register, and those plugins."""
+        self._collect()
+        return {n: list(h) for (k, n), h in self._contested.items() if k == kind}
+
     def _all(self, kind: str) -> dict[str, Any]:
-        return dict(self._collect()[kind])
+        """Every registration of ``kind`` by the name that reaches it: plain names, and
+        ``plugin:name`` for contested ones."""
+        table = dict(self._collect()[kind])
+        for (k, name), holders in self._contested.items():
+            if k == kind:
+                for holder in holders:
+                    table[f"{holder}:{name}"] = self._qualified[kind][f"{holder}:{name}"]
+        return table
 
     def _one(self, kind: str, name: str) -> Any:
         table = self._collect()[kind]
         if name in table:
             return table[name]
-        close = difflib.get_close_matches(name, list(table), n=3, cutoff=0.6)
+        if ":" in name and name in self._qualified[kind]:
+            return self._qualified[kind][name]
+        if (kind, name) in self._contested:
+            holders = [self._infos[h] for h in self._contested[(kind, name)]]
+            raise AmbiguousNameError(_contested_message(kind, name, holders))
+        choices = list(self._all(kind))
+        close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        known = ", ".join(sorted(table)) or "none"
+        known = ", ".join(sorted(choices)) or "none"
         raise UnknownNameError(f"unknown {kind} {name!r}{hint} (known: {known})")
 
     def learners(self) -> dict[str, LearnerSpec]:
@@ -351,6 +456,16 @@ class PluginManager:
             if not info.builtin and info.distribution:
                 out[info.distribution] = info.version
         return out
+
+
+def _contested_message(kind: str, name: str, holders: list[PluginInfo]) -> str:
+    """``learner 'br' is registered by both plugin 'a' (mlw-a) and plugin 'baselines'
+    (mlw-baselines); choose one: 'a:br' or 'baselines:br'``."""
+    described = [_describe(h) for h in holders]
+    both = (f"both {described[0]} and {described[1]}" if len(described) == 2
+            else ", ".join(described[:-1]) + f" and {described[-1]}")
+    choices = " or ".join(f"'{h.name}:{name}'" for h in holders)
+    return f"{kind} {name!r} is registered by {both}; choose one: {choices}"
 
 
 def _describe(info: PluginInfo) -> str:
