@@ -195,7 +195,7 @@ def test_threshold_option_on_a_joint_learner_scores_its_marginals(install_plugin
     assert out["metrics"]["f1_micro"] > 0.0
     assert "score threshold 'pcut' on its marginals" in result.stderr
     bare = invoke("fit", "-l", "fixture_joint_bare", "--threshold", "pcut", "--json")
-    assert bare.exit_code == 2 and bare.stdout == ""
+    assert bare.exit_code == 2 and one_json(bare.stdout)["error"]["kind"] == "bad_input"
     assert bare.stderr == ("error: learner 'fixture_joint_bare' makes its own joint decision "
                            "and predicts no label scores, so a threshold does not apply\n")
 
@@ -244,17 +244,21 @@ class _ExtraPlugin:
         register(mlw.LearnerSpec("fixture_text", Explained, "has to_text"))
 
 
-def test_internal_failure_exits_1(install_plugins) -> None:
+def test_a_plugins_own_bug_exits_1_naming_the_plugin(install_plugins) -> None:
     pm = install_plugins(good="mlwtest_good")
     pm.register(_ExtraPlugin(), name="extra")
     result = invoke("fit", "-l", "fixture_crash", "--json")
     assert result.exit_code == 1
-    assert result.stdout == ""
-    assert result.stderr == ("internal error: RuntimeError: bug inside the learner (set "
-                             "MLW_DEBUG=1 for the traceback)\n")
+    message = ("learner 'fixture_crash' (plugin 'extra') failed in fit: RuntimeError: bug "
+               "inside the learner (a bug in the plugin: report it to its authors; "
+               "MLW_DEBUG=1 shows the traceback)")
+    assert result.stderr == f"plugin error: {message}\n"
+    assert one_json(result.stdout) == {"error": {"kind": "plugin", "message": message,
+                                                 "file": None, "line": None}}
     # a KeyError inside a learner is a bug too, not bad input
     result = invoke("fit", "-l", "fixture_keyerror", "--json")
-    assert result.exit_code == 1 and result.stderr.startswith("internal error: KeyError")
+    assert result.exit_code == 1 and result.stderr.startswith(
+        "plugin error: learner 'fixture_keyerror' (plugin 'extra') failed in fit: KeyError")
 
 
 def test_show_model_prints_the_text_form(install_plugins) -> None:
@@ -305,7 +309,8 @@ def test_bad_input_exits_2_with_one_line(install_plugins, args, message) -> None
     install_plugins(good="mlwtest_good")
     result = invoke("fit", *args, "--json")
     assert result.exit_code == 2
-    assert result.stdout == ""
+    error = one_json(result.stdout)["error"]  # --json > out.json stays valid JSON
+    assert error["kind"] == "bad_input" and result.stderr == f"error: {error['message']}\n"
     assert result.stderr.startswith(message)
     assert result.stderr.count("\n") == 1
 
@@ -384,8 +389,8 @@ def test_predict_rejects_bad_inputs(install_plugins, tmp_path, mulan_dir) -> Non
     result = invoke("predict", "--model", str(model_path), "--data",
                     str(mulan_dir / "yeast-test.arff"))
     assert result.exit_code == 2
-    assert result.stderr.endswith("yeast-test.arff has 103 features but the model was "
-                                  "fitted on 72\n")
+    assert result.stderr == ("error: yeast-test: column 'Mean_Acc1298_Mean_Mem40_Centroid' of "
+                             "the training data is missing\n")
     not_model = tmp_path / "x.mlw"
     not_model.write_text("hello")
     result = invoke("predict", "--model", str(not_model), "--data",
@@ -445,9 +450,11 @@ def test_broken_plugins_are_listed_with_the_reason(install_plugins) -> None:
     status = {p["name"]: (p["status"], p["error"]) for p in one_json(result.stdout)}
     assert status["good"] == ("ok", None)
     assert status["bad"][0] == "broken" and "ImportError" in status["bad"][1]
-    assert status["zz_dup"] == ("broken", "learner 'fixture_prior' is registered by both "
-                                          "plugin 'good' (mlw-good) and plugin 'zz_dup' "
-                                          "(mlw-zz_dup)")
+    conflicts = {p["name"]: p["conflicts"] for p in one_json(result.stdout)}
+    assert status["zz_dup"] == ("ok", None)
+    assert conflicts["zz_dup"] == ["learner 'fixture_prior' is registered by both plugin "
+                                   "'good' (mlw-good) and plugin 'zz_dup' (mlw-zz_dup); "
+                                   "choose one: 'good:fixture_prior' or 'zz_dup:fixture_prior'"]
     table = invoke("list-plugins")
     assert table.exit_code == 0
     assert "broken" in table.stdout and "not-installed-anywhere" in table.stdout

@@ -22,8 +22,10 @@ from typing import Annotated, Any
 import typer
 
 import mlw
+from mlw._atomic import check_output_path
 from mlw.io.bundled import DEFAULT_DATA
 from mlw_cli.output import (
+    OneLineErrorsGroup,
     eprint,
     err,
     escape_markup,
@@ -33,6 +35,7 @@ from mlw_cli.output import (
 )
 
 app = typer.Typer(
+    cls=OneLineErrorsGroup,
     name="mlw",
     help="mlw: a workbench for multi-label classification.",
     no_args_is_help=True,
@@ -77,7 +80,7 @@ def list_plugins(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON array.")] = False,
 ) -> None:
     """Every plugin (built-in and installed): distribution, version, status, registrations."""
-    with handle_errors():
+    with handle_errors(as_json):
         infos = mlw.list_plugins()
         if as_json:
             print_json([i.as_dict() for i in infos])
@@ -110,7 +113,7 @@ def learners(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Registered learners, or one learner's parameters with defaults and documentation."""
-    with handle_errors():
+    with handle_errors(as_json):
         pm = mlw.plugins.get_plugin_manager()
         if name is not None:
             info = _learner_dict(name, pm.learner(name))
@@ -145,7 +148,7 @@ def datasets(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON object.")] = False,
 ) -> None:
     """Bundled datasets, and the registered loaders (file formats) and generators."""
-    with handle_errors():
+    with handle_errors(as_json):
         bundled = mlw.io.bundled_datasets()
         loaders: list[dict[str, Any]] = [
             {"name": s.name, "suffixes": list(s.suffixes), "description": s.description,
@@ -284,15 +287,15 @@ def fit(
                                                   help="Thresholding strategy.")] = None,
     metrics: Annotated[str | None, typer.Option("--metrics", "-m",
                                                 help="Comma-separated metric names.")] = None,
-    save: Annotated[Path | None, typer.Option("--save", help="Write the fitted model "
-                                              "to this file.")] = None,
+    save: Annotated[str | None, typer.Option("--save", help="Write the fitted model "
+                                             "to this file.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     show_model: Annotated[bool, typer.Option("--show-model", help="Print the fitted "
                                              "model's text form (learners with "
                                              "to_text()).")] = False,
 ) -> None:
     """Fit a learner and evaluate it (hold-out or cross-validation)."""
-    with handle_errors():
+    with handle_errors(as_json):
         from mlw.jit import compile_timer
         from mlw.params import parse_params
 
@@ -306,9 +309,15 @@ def fit(
         if setup.evaluation_threshold is not None:
             eprint(f"note: {learner!r} makes its own joint decision; the label-set metrics "
                    f"score threshold {threshold!r} on its marginals instead")
-        if save is not None and not save.parent.is_dir():
-            raise FileNotFoundError(f"--save {save}: folder {save.parent} does not exist")
+        if save is not None:
+            check_output_path(save, option="--save")
+            if not Path(save).parent.is_dir():
+                raise FileNotFoundError(f"--save {save}: folder {Path(save).parent} does not "
+                                        f"exist")
         plan = mlw.plan_data(data, test=test, cv=cv)
+        if save is not None:  # before fitting: never destroy an input
+            check_output_path(save, _input_files(data=plan.train, test=plan.test),
+                              option="--save")
         if plan.note:
             eprint(f"note: {plan.note}")
         keep = save is not None or show_model
@@ -329,14 +338,27 @@ def fit(
                     show_model=show_model, as_json=as_json)
 
 
+def _input_files(**datasets: Any) -> dict[str, str]:
+    """``{"the --data file (PATH)": PATH, ...}``: the files the datasets were read from."""
+    from mlw.io._common import source_files
+
+    out: dict[str, str] = {}
+    for option, ds in datasets.items():
+        if ds is not None:
+            for f in source_files(ds.provenance):
+                out.setdefault(f"the --{option} file {f}", f)
+    return out
+
+
 def _report_fit(learner: str, setup: Any, plan: Any, result: Any, *, seed: int,
-                save: Path | None, show_model: bool, as_json: bool) -> None:
+                save: str | None, show_model: bool, as_json: bool) -> None:
     """Save the model and print what ``mlw fit`` computed: JSON or tables."""
     model = result.model
     if save is not None:
         mlw.save_model(model, save, metadata={
             "dataset": plan.dataset, "label_names": list(plan.train.label_names),
             "feature_names": list(plan.train.feature_names),
+            "reference": mlw.io.reference_of(plan.train),
             "n_train": plan.train.n_instances})
         eprint(f"saved the model to {save}")
     text = None
@@ -385,18 +407,31 @@ def _report_fit(learner: str, setup: Any, plan: Any, result: Any, *, seed: int,
 # --- predict -------------------------------------------------------------------------------------
 @app.command("predict")
 def predict(
-    model: Annotated[Path, typer.Option("--model", help="A model file written by "
-                                        "mlw fit --save.")],
+    model: Annotated[str, typer.Option("--model", help="A model file written by "
+                                       "mlw fit --save.")],
     data: Annotated[str, typer.Option("--data", "-d", help="Data file to predict (or a "
-                                      "bundled dataset: its test split).")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the predictions "
-                                             "(CSV) here instead of stdout.")] = None,
+                                      "bundled dataset: its test split); label columns "
+                                      "are optional.")],
+    out: Annotated[str | None, typer.Option("--out", "-o", help="Write the predictions "
+                                            "(CSV) here instead of stdout.")] = None,
+    trust: Annotated[list[str] | None, typer.Option("--trust", help="A class the model may "
+                                                    "hold beyond what its plugin declares, "
+                                                    "as module:Class (repeatable; only for "
+                                                    "files you trust).")] = None,
 ) -> None:
     """Predict label sets with a saved model: CSV, one column per label (0/1)."""
     with handle_errors():
-        if out is not None and not out.parent.is_dir():
-            raise FileNotFoundError(f"--out {out}: folder {out.parent} does not exist")
-        predictions = mlw.predict_file(model, data)
+        if not model.strip():
+            raise ValueError("--model: the path is empty")
+        if out is not None:
+            check_output_path(out, {f"the --model file {model}": model,
+                                    f"the --data file {data}": data}, option="--out")
+            if not Path(out).parent.is_dir():
+                raise FileNotFoundError(f"--out {out}: folder {Path(out).parent} does not "
+                                        f"exist")
+        predictions = mlw.predict_file(model, data, trusted=list(trust or []))
+        if out is not None:
+            check_output_path(out, _input_files(data=predictions.dataset), option="--out")
         for note in predictions.notes:
             eprint(f"warning: {note}")
         if out is None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import typer
+import typer.core
 
 import mlw
 
@@ -62,12 +63,35 @@ def _report_warnings(caught: list[warnings.WarningMessage]) -> None:
         eprint(f"warning{times}: {text}")
 
 
+def error_location(exc: BaseException) -> tuple[str | None, int | None]:
+    """The file and line an error is about, when it says (data and model files,
+    missing files)."""
+    path = getattr(exc, "path", None) or getattr(exc, "filename", None)
+    line = getattr(exc, "line", None)
+    return (str(path) if path else None), (line if isinstance(line, int) else None)
+
+
+def report_error(kind: str, message: str, *, as_json: bool, exc: BaseException | None = None,
+                 prefix: str = "error") -> None:
+    """One line on stderr; with ``--json`` also the one JSON object on stdout:
+    ``{"error": {"kind", "message", "file", "line"}}``."""
+    message = " ".join(message.split())
+    eprint(f"{prefix}: {message}")
+    if as_json:
+        file, line = error_location(exc) if exc is not None else (None, None)
+        print_json({"error": {"kind": kind, "message": message, "file": file, "line": line}})
+
+
 @contextlib.contextmanager
-def handle_errors() -> Iterator[None]:
-    """Map exceptions to the exit-code contract (2 bad input, 1 internal failure).
+def handle_errors(as_json: bool = False) -> Iterator[None]:
+    """Map exceptions to the exit-code contract: 2 bad input, 1 a plugin's own bug or an
+    internal failure, 130 interrupted (143 on ``SIGTERM``). With ``as_json`` the error
+    is also printed as one JSON object on stdout, so ``--json > out.json`` stays valid.
 
     Set ``MLW_DEBUG=1`` to see the traceback of an internal failure.
     """
+    from mlw._atomic import Terminated
+
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("default")
@@ -77,22 +101,93 @@ def handle_errors() -> Iterator[None]:
                 _report_warnings(caught)
     except (typer.Exit, typer.Abort):
         raise
-    except KeyboardInterrupt:
-        eprint("interrupted")
+    except Terminated as exc:
+        report_error("interrupted", "terminated (SIGTERM)", as_json=as_json, exc=exc)
+        raise typer.Exit(143) from None
+    except KeyboardInterrupt as exc:
+        report_error("interrupted", "interrupted", as_json=as_json, exc=exc)
         raise typer.Exit(130) from None
     except _bad_input() as exc:
         if os.environ.get("MLW_DEBUG"):
             traceback.print_exc()
-        msg = str(exc).strip() or type(exc).__name__
-        eprint(f"error: {' '.join(msg.split())}")
+        report_error("bad_input", str(exc).strip() or type(exc).__name__, as_json=as_json,
+                     exc=exc)
         raise typer.Exit(2) from None
-    except Exception as exc:
+    except mlw.PluginError as exc:
         if os.environ.get("MLW_DEBUG"):
             traceback.print_exc()
-        msg = " ".join(str(exc).split())
-        eprint(f"internal error: {type(exc).__name__}: {msg} (set MLW_DEBUG=1 for the "
-               f"traceback)")
+        report_error("plugin", str(exc), as_json=as_json, exc=exc, prefix="plugin error")
         raise typer.Exit(1) from None
+    except (Exception, SystemExit) as exc:
+        if os.environ.get("MLW_DEBUG"):
+            traceback.print_exc()
+        what = (f"SystemExit({exc.code!r}): something called sys.exit"
+                if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}")
+        report_error("internal", f"{what} (set MLW_DEBUG=1 for the traceback)",
+                     as_json=as_json, exc=exc, prefix="internal error")
+        raise typer.Exit(1) from None
+
+
+class OneLineErrorsGroup(typer.core.TyperGroup):
+    """The ``mlw`` command group: a usage error (``--cv abc``, a missing option) is one
+    line on stderr and exit 2 (with ``--json``, also the JSON error object on stdout),
+    and ``SIGTERM`` is handled like Ctrl-C for the whole command."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        with _sigterm_raises():
+            try:
+                rv = super().main(args=argv, prog_name=prog_name, complete_var=complete_var,
+                                  standalone_mode=False, **extra)
+                code = rv if isinstance(rv, int) else 0
+            except Exception as exc:  # click's errors (typer vendors click): duck-typed
+                code = _usage_error(exc, as_json="--json" in argv)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _usage_error(exc: Exception, *, as_json: bool) -> int:
+    if type(exc).__name__ == "Abort":
+        report_error("interrupted", "interrupted", as_json=as_json)
+        return 130
+    code = getattr(exc, "exit_code", None)
+    fmt = getattr(exc, "format_message", None)
+    if not isinstance(code, int) or fmt is None:
+        raise exc
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `mlw` alone: the help, as click does
+        exc.show()
+        return code
+    ctx = getattr(exc, "ctx", None)
+    where = f"{ctx.command_path}: " if ctx is not None else ""
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    report_error("usage", f"{where}{fmt()}{hint}", as_json=as_json)
+    return code
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """``SIGTERM`` raises :class:`mlw._atomic.Terminated` (a ``KeyboardInterrupt``) while
+    a command runs, so output files are cleaned up as on Ctrl-C (exit 143)."""
+    import signal
+    import threading
+
+    from mlw._atomic import _raise_terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except (ValueError, OSError):  # pragma: no cover - no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def print_json(obj: Any) -> None:

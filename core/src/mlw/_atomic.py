@@ -30,7 +30,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-__all__ = ["Terminated", "atomic_write", "sweep_stale_temporaries"]
+__all__ = ["Terminated", "atomic_write", "check_output_path", "sweep_stale_temporaries"]
 
 #: Temporary files older than this are removed whatever their process (PID reuse).
 STALE_SECONDS = 24 * 3600
@@ -139,6 +139,37 @@ def sweep_stale_temporaries(target: str | os.PathLike[str]) -> list[Path]:
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
     return removed
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def check_output_path(output: str | os.PathLike[str], inputs: Any = (), *,
+                      option: str = "output") -> Path:
+    """Refuse an output path that is empty, a folder, or the same file as one of
+    ``inputs`` (paths, or a mapping ``{description: path}``): writing it would destroy
+    an input. Returns the path. Raises ``ValueError`` (``IsADirectoryError`` for a
+    folder) naming ``option`` and the input."""
+    if output is None or str(output).strip() == "":
+        raise ValueError(f"{option}: the path is empty")
+    target = Path(output)
+    if target.is_dir():
+        raise IsADirectoryError(f"{option} {target}: it is a folder; give a file name")
+    items = inputs.items() if hasattr(inputs, "items") else ((None, p) for p in inputs)
+    for what, source in items:
+        if source is None or str(source) == "":
+            continue
+        if _same_file(target, Path(source)):
+            name = what or f"the input {source}"
+            raise ValueError(f"{option} {target} is {name}: refusing to overwrite an input "
+                             f"(choose another output path)")
+    return target
 
 
 @contextlib.contextmanager

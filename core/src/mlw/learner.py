@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from mlw._guard import check_outputs
 from mlw.registry import LearnerTags
 from mlw.validation import check_X, check_Y
 
@@ -121,7 +122,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> Any:
         """Marginal probability (or score in [0, 1]) of each label, shape (n, L)."""
         check_is_fitted(self, "n_labels_")
-        return self._predict_proba(self._validate_X(X, reset=False))
+        return self._checked_scores(self._validate_X(X, reset=False), "predict_proba")
 
     def predict(self, X: Any) -> Any:
         """0/1 label sets, shape (n, L): the joint decision of the method where it has
@@ -129,8 +130,10 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "n_labels_")
         X = self._validate_X(X, reset=False)
         if self._joint_prediction:
-            return self._predict(X)
-        return self.threshold_.predict(self._predict_proba(X))
+            Y = self._predict(X)
+            check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, step="predict")
+            return Y
+        return self.threshold_.predict(self._checked_scores(X, "predict"))
 
     def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
         """``(predict(X), predict_proba(X))`` from one pass over ``X`` (evaluation uses
@@ -138,9 +141,19 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "n_labels_")
         X = self._validate_X(X, reset=False)
         if not self._joint_prediction:
-            scores = self._predict_proba(X)
+            scores = self._checked_scores(X, "predict")
             return self.threshold_.predict(scores), scores
-        return self._predict_with_scores(X)
+        Y, scores = self._predict_with_scores(X)
+        check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, scores=scores,
+                      step="predict")
+        return Y, scores
+
+    def _checked_scores(self, X: Any, step: str) -> Any:
+        """``_predict_proba(X)``, held to the contract: shape (n, L), no NaN, in [0, 1]
+        (else a :class:`mlw.PluginError` naming the learner's plugin)."""
+        scores = self._predict_proba(X)
+        check_outputs(self, X.shape[0], self.n_labels_, scores=scores, step=step)
+        return scores
 
     # -- hooks for subclasses ------------------------------------------------------------------
     def _fit(self, X: Any, Y: Any) -> None:  # pragma: no cover - abstract
@@ -160,7 +173,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         return self._predict(X), self._predict_proba(X)
 
     def _training_scores(self, X: Any, Y: Any) -> Any:
-        return self._predict_proba(X)
+        return self._checked_scores(X, "fit")
 
     def _fit_threshold(self, X: Any, Y: Any) -> None:
         choice = getattr(self, "threshold", None)

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
+from mlw._guard import check_outputs, learner_call
 from mlw.dataset import Dataset
 from mlw.evaluation import evaluate
 from mlw.registry import LearnerTags
@@ -42,6 +43,7 @@ __all__ = [
     "EvaluationSetup",
     "FoldResult",
     "IterativeStratifiedKFold",
+    "align_test",
     "cross_validate",
     "cv_splits",
     "evaluate_fitted",
@@ -299,18 +301,22 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
     sets: the label-set metrics then score ``threshold.predict(predict_proba(X))``.
     """
     start = time.perf_counter()
-    if threshold is not None:
-        scores = _scores_of(model, X)
-        if scores is None:
-            raise ValueError(f"{type(model).__name__} gives no label scores, so a "
-                             f"threshold cannot be applied to them")
-        Y_pred = threshold.predict(scores)
-    elif hasattr(model, "predict_with_scores"):  # mlw learners: one pass
-        Y_pred, scores = model.predict_with_scores(X)
-    else:
-        Y_pred, scores = model.predict(X), _scores_of(model, X)
-    log_proba = model.log_proba_of(X, Y) if hasattr(model, "log_proba_of") else None
+    with learner_call(model, "predict"):
+        if threshold is not None:
+            scores = _scores_of(model, X)
+            if scores is None:
+                raise ValueError(f"{type(model).__name__} gives no label scores, so a "
+                                 f"threshold cannot be applied to them")
+            Y_pred = threshold.predict(scores)
+        elif hasattr(model, "predict_with_scores"):  # mlw learners: one pass
+            Y_pred, scores = model.predict_with_scores(X)
+        else:
+            Y_pred, scores = model.predict(X), _scores_of(model, X)
+        log_proba = model.log_proba_of(X, Y) if hasattr(model, "log_proba_of") else None
     seconds = time.perf_counter() - start
+    n_labels = getattr(Y, "shape", (None, None))[1]
+    check_outputs(model, X.shape[0], n_labels, Y_pred=Y_pred, scores=scores,
+                  log_proba=log_proba)
     names = None if metrics is None else list(metrics)
     return evaluate(Y, Y_pred, scores=scores, metrics=names, log_proba=log_proba), seconds
 
@@ -434,7 +440,8 @@ def fit_and_evaluate(setup: EvaluationSetup, train: Dataset, test: Dataset, *,
     threshold = setup.evaluation_threshold
 
     def fit() -> Any:
-        model.fit(train.X, train.Y)
+        with learner_call(model, "fit"):
+            model.fit(train.X, train.Y)
         if threshold is None:
             return None
         from mlw.learner import fit_threshold
@@ -452,6 +459,17 @@ def fit_and_evaluate(setup: EvaluationSetup, train: Dataset, test: Dataset, *,
         lambda: evaluate_fitted(model, test.X, test.Y, setup.metrics, threshold=strategy))
     return FoldResult(values, fit_seconds, predict_seconds, train.n_instances,
                       test.n_instances, fold, compile_fit + compile_predict), model
+
+
+def align_test(train: Dataset, test: Dataset) -> Dataset:
+    """``test`` encoded as ``train`` is (:func:`mlw.io.align`: features and labels by
+    name, nominal attributes by value), or a ``ValueError`` naming the column that
+    cannot be aligned."""
+    from mlw.io.align import align
+
+    aligned = align(test, train)
+    _check_compatible(train, aligned)
+    return aligned
 
 
 def _check_compatible(train: Dataset, test: Dataset) -> None:
@@ -472,14 +490,18 @@ def holdout(learner: Any, train: Dataset, test: Dataset,
     """Fit a clone of ``learner`` on ``train`` and evaluate it on ``test``.
 
     Everything is checked before the fit (:func:`prepare_evaluation`: metric names and
-    needs, the threshold; and that ``test`` has the training set's features and
-    labels). Returns an :class:`EvaluationResult` with one fold; its ``model`` is the
+    needs, the threshold), and ``test`` gets the training set's encoding
+    (:func:`align_test`: columns and labels matched by name, nominal values by value;
+    a column that cannot be aligned is a ``ValueError`` naming it). A learner whose
+    own code fails, or whose outputs break the contract, raises
+    :class:`mlw.PluginError` naming its plugin. Returns an :class:`EvaluationResult`
+    with one fold; its ``model`` is the
     fitted clone. ``metrics=None`` computes every registered metric the learner's
     outputs allow (label sets, scores, joint log-probabilities). ``threshold``: as in
     :func:`cross_validate`.
     """
     setup = prepare_evaluation(learner, metrics, threshold)
-    _check_compatible(train, test)
+    test = align_test(train, test)
     result, model = fit_and_evaluate(setup, train, test)
     return EvaluationResult([result], "holdout", model=model, decision=setup.decision)
 
@@ -545,6 +567,7 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None
     if refit:
         model = clone(setup.learner)
         start = time.perf_counter()
-        model.fit(dataset.X, dataset.Y)
+        with learner_call(model, "fit"):
+            model.fit(dataset.X, dataset.Y)
         out.model, out.refit_seconds = model, time.perf_counter() - start
     return out

@@ -30,43 +30,103 @@ class Predictions:
         return float(self.Y.sum()) / max(int(self.Y.shape[0]), 1)
 
 
-def _data_to_predict(data: str) -> Dataset:
-    """A file, or a bundled dataset name (its test split)."""
+def _file_columns(path: Path, loader: str) -> list[str] | None:
+    """The column (attribute) names of a data file, read from its header, for the
+    formats whose label columns are named; ``None`` for the others."""
+    if loader == "arff":
+        from mlw.io._common import read_bytes
+        from mlw.io.arff_header import parse_header
+
+        return [a.name for a in parse_header(read_bytes(path), path).attributes]
+    if loader in ("csv", "parquet"):
+        import polars as pl
+
+        from mlw.io._common import DataFormatError
+
+        try:
+            if loader == "parquet":
+                return list(pl.scan_parquet(path).collect_schema())
+            from mlw.io._common import read_head
+
+            head = read_head(path, 1 << 20).split(b"\n", 1)[0]
+            sep = "\t" if path.name.lower().split(".")[1:2] == ["tsv"] else ","
+            return list(pl.read_csv(head + b"\n", separator=sep, n_rows=0).columns)
+        except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+            raise DataFormatError(path, 1, f"cannot read the header ({exc})") from None
+    return None
+
+
+def load_to_predict(data: str, reference: dict[str, Any] | None = None) -> Dataset:
+    """The data ``mlw predict`` is given: a file, or a bundled dataset name (its test
+    split). Its label columns are optional: for the formats that name their columns
+    (ARFF, CSV, Parquet), the training data's label names that the file has are read
+    as labels and the rest of the file as features, so data without any label column
+    loads too. With a ``reference`` (:func:`mlw.io.reference_of` of the training data,
+    stored in the model file by ``mlw fit --save``) the data is then aligned with it
+    (:func:`mlw.io.align`: columns by name, nominal attributes by value).
+    """
     from mlw.io import load_dataset
+    from mlw.io.align import align
     from mlw.io.bundled import BUNDLED
-    from mlw.io.load import DatasetNotFoundError
+    from mlw.io.load import DatasetNotFoundError, choose_loader
 
     if not data.strip():
         raise ValueError("the path of the data to predict is empty")
     if data in BUNDLED and not Path(data).exists():
-        return load_dataset(data, split="test")
-    if not Path(data).exists():
-        raise DatasetNotFoundError(f"{data}: no such file")
-    return load_dataset(data)
+        ds = load_dataset(data, split="test")
+    else:
+        path = Path(data)
+        if not path.exists():
+            raise DatasetNotFoundError(f"{data}: no such file")
+        if path.is_dir():
+            raise IsADirectoryError(f"{data} is a folder; give a data file")
+        labels = list((reference or {}).get("label_names") or [])
+        spec = choose_loader(path)
+        columns = _file_columns(path, spec.name) if labels else None
+        if columns is None:
+            ds = load_dataset(path)
+        else:
+            present = [name for name in labels if name in columns]
+            options: dict[str, Any] = {"label_columns": present}
+            if spec.name == "arff":
+                options["xml"] = False
+            ds = load_dataset(path, **options)
+    if reference and reference.get("feature_names") is not None:
+        ds = align(ds, reference)
+    return ds
 
 
-def predict_file(model: str | Path, data: str) -> Predictions:
+def predict_file(model: str | Path, data: str, *, trusted: Any = ()) -> Predictions:
     """Load the model file ``model`` (checked, see :func:`mlw.load_model`) and predict
-    the label sets of ``data`` (a file, or a bundled dataset's test split).
+    the label sets of ``data`` (a file, or a bundled dataset's test split; see
+    :func:`load_to_predict`: label columns are optional, and the data is aligned with
+    the training data the model file describes).
+
+    ``trusted``: extra types the model may hold (see :func:`mlw.load_model`).
 
     Raises ``ValueError`` when the data has another number of features than the model
-    was fitted on.
+    was fitted on, and :class:`mlw.PluginError` naming the plugin when the learner's
+    own code fails or its predictions break the learner contract.
     """
+    from mlw._guard import check_outputs, learner_call
     from mlw.persistence import load_model, read_header
 
+    fitted = load_model(model, trusted=trusted)
     header = read_header(model)
-    fitted = load_model(model)
-    ds = _data_to_predict(data)
     meta = header.get("metadata", {})
+    reference = meta.get("reference")
+    if not isinstance(reference, dict) and meta.get("feature_names"):
+        reference = {"feature_names": meta.get("feature_names"),
+                     "label_names": meta.get("label_names") or []}
+    ds = load_to_predict(data, reference if isinstance(reference, dict) else None)
     notes = []
     n_features = getattr(fitted, "n_features_in_", None)
     if n_features is not None and ds.n_features != n_features:
         raise ValueError(f"{data} has {ds.n_features} features but the model was fitted "
                          f"on {n_features}")
-    saved_features = meta.get("feature_names")
-    if saved_features and list(saved_features) != list(ds.feature_names):
-        notes.append(f"the feature names of {data} differ from the training data's")
-    Y = fitted.predict(ds.X)
+    with learner_call(fitted, "predict"):
+        Y = fitted.predict(ds.X)
+    check_outputs(fitted, ds.n_instances, getattr(fitted, "n_labels_", None), Y_pred=Y)
     names = list(meta.get("label_names") or [])
     if len(names) != Y.shape[1]:
         names = [f"label_{j}" for j in range(Y.shape[1])]

@@ -147,3 +147,21 @@ def parse_fallback_numbers(text: bytes | memoryview, offsets: list[int]) -> list
             raise ValueError(f"no number at byte {o}")
         out.append(float(m.group()))
     return out
+
+
+def source_files(provenance: object) -> list[str]:
+    """The files a dataset was read from (``path`` and ``xml`` of its provenance, and of
+    the parts of a joined dataset), for refusing to overwrite them."""
+    out: list[str] = []
+    stack = [provenance]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in ("path", "xml"):
+                value = item.get(key)
+                if isinstance(value, str) and value and value not in out:
+                    out.append(value)
+            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out

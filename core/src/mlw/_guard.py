@@ -1,0 +1,105 @@
+"""Telling a plugin's own bug from bad input, where the core calls a learner.
+
+The contract (``docs/writing-plugins.md``): a learner rejects bad input with a
+``ValueError`` naming the problem (exit 2 in the CLI). Anything else escaping its
+``fit``/``predict`` (an ``IndexError``, a ``ZeroDivisionError``, ``SystemExit``), and
+outputs that break the learner contract (label sets or scores of the wrong shape, NaN
+scores, scores outside [0, 1]), are the plugin's own defect: a
+:class:`mlw.PluginError` naming the learner and its plugin (exit 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from mlw.registry import PluginError
+
+#: Exceptions that pass through unchanged: bad input by the contract, interruptions,
+#: and errors that already say what went wrong.
+_PASS = (ValueError, KeyboardInterrupt, MemoryError, PluginError)
+#: Rounding slack of "scores in [0, 1]".
+_TOLERANCE = 1e-9
+
+
+def _who(model: Any) -> str:
+    """``learner 'br' (plugin 'baselines', mlw-baselines)`` or the class name."""
+    from mlw.persistence import learner_name_of
+    from mlw.plugins import get_plugin_manager
+
+    try:
+        name = learner_name_of(model)
+    except Exception:  # pragma: no cover - a broken registry must not hide the bug
+        name = None
+    if name is None:
+        return f"learner {type(model).__module__}.{type(model).__qualname__}"
+    owner = get_plugin_manager().owner("learner", name)
+    if owner is None:  # pragma: no cover - a registered name has an owner
+        return f"learner {name!r}"
+    dist = f", {owner.distribution}" if owner.distribution else ""
+    return f"learner {name!r} (plugin {owner.name!r}{dist})"
+
+
+@contextlib.contextmanager
+def learner_call(model: Any, step: str) -> Iterator[None]:
+    """Around ``model.fit``/``predict``...: an exception that is not bad input, or
+    ``SystemExit``, becomes a :class:`PluginError` naming the learner and its plugin."""
+    from mlw.plugins import UnknownNameError
+
+    try:
+        yield
+    except _PASS:
+        raise
+    except UnknownNameError:
+        raise
+    except SystemExit as exc:
+        raise PluginError(f"{_who(model)} called sys.exit({exc.code!r}) in {step}: a bug in "
+                          f"the plugin (report it to its authors)") from None
+    except Exception as exc:
+        msg = " ".join(str(exc).split())[:300]
+        raise PluginError(f"{_who(model)} failed in {step}: {type(exc).__name__}: {msg} (a bug "
+                          f"in the plugin: report it to its authors; MLW_DEBUG=1 shows the "
+                          f"traceback)") from exc
+
+
+def check_outputs(model: Any, n: int, n_labels: int | None, *, Y_pred: Any = None,
+                  scores: Any = None, log_proba: Any = None, step: str = "predict") -> None:
+    """The learner contract on outputs: label sets and scores of shape ``(n, L)``, 0/1
+    labels, finite scores in [0, 1], ``log_proba`` of shape ``(n,)`` without NaN."""
+
+    def fail(what: str) -> None:
+        raise PluginError(f"{_who(model)} broke the learner contract in {step}: {what} (a bug "
+                          f"in the plugin: report it to its authors)")
+
+    def shape_of(A: Any) -> tuple[int, ...]:
+        return tuple(getattr(A, "shape", np.shape(A)))
+
+    for what, A in (("predict", Y_pred), ("predict_proba", scores)):
+        if A is None:
+            continue
+        shape = shape_of(A)
+        expected = (n, n_labels) if n_labels is not None else None
+        if len(shape) != 2 or shape[0] != n or (expected is not None and shape != expected):
+            want = f"({n}, {n_labels})" if n_labels is not None else f"({n}, L)"
+            fail(f"{what} returned shape {shape}, expected {want}")
+        values = A.data if sp.issparse(A) else np.asarray(A)
+        if what == "predict":
+            if values.size and not np.isin(values, (0, 1)).all():
+                fail("predict returned values other than 0 and 1")
+        else:
+            values = np.asarray(values, dtype=np.float64)
+            if np.isnan(values).any():
+                fail("predict_proba returned NaN scores")
+            if values.size and (values.min() < -_TOLERANCE or values.max() > 1 + _TOLERANCE):
+                fail(f"predict_proba returned scores outside [0, 1] "
+                     f"({values.min():g}..{values.max():g})")
+    if log_proba is not None:
+        lp = np.asarray(log_proba, dtype=np.float64)
+        if lp.shape != (n,):
+            fail(f"log_proba_of returned shape {lp.shape}, expected ({n},)")
+        if np.isnan(lp).any():
+            fail("log_proba_of returned NaN")

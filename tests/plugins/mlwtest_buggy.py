@@ -1,0 +1,58 @@
+"""Fixture plugin: learners with their own bugs (issue 17: exit 1 naming the plugin):
+``buggy_fit`` raises in fit, ``buggy_exit`` calls sys.exit in fit, ``buggy_shape``
+predicts the wrong shape, ``buggy_nan`` predicts NaN scores, ``buggy_input`` rejects
+its input with a ValueError (bad input: exit 2)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import mlw
+
+
+class _Base(mlw.MultiLabelLearner):
+    def __init__(self, threshold: str = "fixed") -> None:
+        self.threshold = threshold
+
+    def _fit(self, X: Any, Y: Any) -> None:
+        self.L_ = Y.shape[1]
+
+    def _predict_proba(self, X: Any) -> np.ndarray:
+        return np.full((X.shape[0], self.L_), 0.5)
+
+
+class FitRaises(_Base):
+    def _fit(self, X: Any, Y: Any) -> None:
+        raise ZeroDivisionError("division by zero in the plugin")
+
+
+class FitExits(_Base):
+    def _fit(self, X: Any, Y: Any) -> None:
+        sys.exit(3)
+
+
+class WrongShape(_Base):
+    def _predict_proba(self, X: Any) -> np.ndarray:
+        return np.full((X.shape[0], self.L_ + 1), 0.5)
+
+
+class NaNScores(_Base):
+    def _predict_proba(self, X: Any) -> np.ndarray:
+        return np.full((X.shape[0], self.L_), np.nan)
+
+
+class RejectsInput(_Base):
+    def _fit(self, X: Any, Y: Any) -> None:
+        raise ValueError("buggy_input needs at least 10000 rows")
+
+
+@mlw.hookimpl
+def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
+    for name, cls in (("buggy_fit", FitRaises), ("buggy_exit", FitExits),
+                      ("buggy_shape", WrongShape), ("buggy_nan", NaNScores),
+                      ("buggy_input", RejectsInput)):
+        register(mlw.LearnerSpec(name, cls, f"fixture: {cls.__name__}"))
