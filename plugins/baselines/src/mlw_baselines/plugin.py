@@ -75,11 +75,18 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
 
 
 #: The model state of the baselines (``LearnerSpec.model_types``, what ``mlw.load_model``
-#: may reconstruct besides the learner's class): the stand-in for a constant label and
-#: the scikit-learn classes of the ``base_estimator`` shortcuts. A model fitted with a
+#: may reconstruct besides the learner's class): the stand-in for a constant label, the
+#: members of the ensembles, HOMER's nodes, and the scikit-learn classes of the
+#: ``base_estimator`` shortcuts. A model fitted with a
 #: ``base_estimator`` object of another class loads with ``trusted=[its class]``.
 _MODEL_TYPES = (
     "mlw_baselines._base_estimator:ConstantModel",
+    # the ensembles (rakel, ecc, epcc, homer, iblr) hold the single-model learners
+    "mlw_baselines.binary_relevance:BinaryRelevance",
+    "mlw_baselines.classifier_chain:ClassifierChain",
+    "mlw_baselines.probabilistic_chain:ProbabilisticClassifierChain",
+    "mlw_baselines.label_powerset:LabelPowerset",
+    "mlw_baselines.homer:HomerNode",
     "sklearn.pipeline:Pipeline",
     "sklearn.preprocessing:MaxAbsScaler",
     "sklearn.preprocessing:StandardScaler",
@@ -148,4 +155,4 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
     ))
     for name, target, description, docs in ADDED_LEARNERS:
         register(mlw.LearnerSpec(name=name, factory=target, description=description,
-                                 param_docs=docs))
+                                 param_docs=docs, model_types=_MODEL_TYPES))
