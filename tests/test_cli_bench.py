@@ -144,19 +144,36 @@ def test_help_imports_no_polars_dask_or_matplotlib() -> None:
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
 
 
-@pytest.mark.parametrize("paper", ["lacovac", "lcif", "xdcc"])
+SMOKE = {
+    # flags is in no paper config but lacovac's: added as a 10-fold CV entry, fold 0 run
+    "lacovac": ["--datasets", "flags", "--folds", "0"],
+    # LCIF and LCIF2 search 2 x 2,475 configurations by 10-fold CV (minutes even on
+    # flags): the smoke check runs the config's two kNN learners, whose searches are small
+    "lcif": ["--datasets", "flags", "--folds", "0", "--learners", "instance_knn,feature_knn"],
+    "xdcc": ["--datasets", "flags", "--folds", "0"],
+    "mctbn": ["--datasets", "flags", "--folds", "0", "--learners", "mc,ctbn,br"],
+    "ssvm": ["--datasets", "L10-00-none", "--learners", "struct_f1,br_svm"],
+}
+
+
+@pytest.mark.parametrize("paper", sorted(SMOKE))
 def test_paper_configs_run_end_to_end_on_one_fold(tmp_path, paper) -> None:
-    """A smoke check of the paper configs: every learner of the config, on one small
-    dataset, one fold of its protocol (the full runs are in docs/reproduction.md)."""
-    # flags is in no paper config but lacovac's: added as a 10-fold CV entry. LCIF and
-    # LCIF2 search 2 x 2,475 configurations by 10-fold CV (minutes even on flags): the
-    # smoke check runs the config's two kNN learners, whose searches are small.
-    learners = ["--learners", "instance_knn,feature_knn"] if paper == "lcif" else []
+    """A smoke check of the paper configs: their learners on one small dataset, one fold
+    of the protocol (the full runs are in docs/reproduction.md)."""
     out = tmp_path / f"{paper}.parquet"
-    result = invoke("bench", "--config", str(PAPERS / f"{paper}.toml"), "--datasets",
-                    "flags", "--folds", "0", *learners, "--out", str(out), "--json")
+    result = invoke("bench", "--config", str(PAPERS / f"{paper}.toml"), *SMOKE[paper],
+                    "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["ran"] >= 2 and summary["errors"] == []
     report = invoke("report", str(out), "--out", str(tmp_path / "report"))
     assert report.exit_code == 0, report.output
+
+
+def test_every_paper_config_is_valid() -> None:
+    from mlw.experiments import enumerate_cells, load_config
+
+    for path in sorted(PAPERS.glob("*.toml")):
+        experiment = load_config(path)
+        experiment.check()
+        assert enumerate_cells(experiment), path

@@ -271,3 +271,27 @@ def test_records_frame_types() -> None:
     df = records_frame([_record("a"), {**_record("b"), "error": "x", "n_train": 3}])
     assert df.schema["n_train"] == pl.Int64 and df.schema["metric_f1_micro"] == pl.Float64
     assert df.schema["error"] == pl.String
+
+
+def test_selection_on_the_datasets_own_validation_split(tmp_path) -> None:
+    """``select.method = "split"``: every grid point is fitted on the train split and
+    scored on the generator's validation split (the structured-SVM paper's protocol);
+    the chosen model is scored on the test split."""
+    import mlw
+
+    source = "synthetic:labels=5,n_train=80,n_validation=80,n_test=80,seed=3"
+    exp = parse_config({"experiment": {"datasets": [{"name": "syn", "source": source,
+                                                     "evaluation": "holdout"}],
+                                       "metrics": ["hamming_loss"]},
+                        "learners": {"br": {"grid": {"threshold": ["fixed", "pcut"]},
+                                            "select": {"metric": "hamming_loss",
+                                                       "method": "split"}}}})
+    (record,) = run_experiment(exp, tmp_path / "r.parquet").results.iter_rows(named=True)
+    assert record["status"] == "ok", record["error"]
+    assert (record["n_train"], record["n_test"]) == (80, 80)
+    train = mlw.load_dataset(source, split="train")
+    val = mlw.load_dataset(source, split="validation")
+    for point in json.loads(record["selection"]):
+        model = mlw.get_learner("br", seed=0, **point["params"]).fit(train.X, train.Y)
+        expected = mlw.evaluate(val.Y, model.predict(val.X), metrics=["hamming_loss"])
+        assert point["score"] == pytest.approx(expected["hamming_loss"])

@@ -170,6 +170,14 @@ def cell_data(cell: Cell) -> tuple[Any, Any]:
     return train, test
 
 
+def cell_validation(cell: Cell) -> Any:
+    """The dataset's own ``validation`` split (for ``select.method = "split"``)."""
+    from mlw.io import load_dataset
+
+    return _remember(_DATA, ("validation", cell.source),
+                     lambda: load_dataset(cell.source, split="validation"))
+
+
 # --- staged results ------------------------------------------------------------------------
 def _staged(model: Any, test: Any, stages: Any, metrics: list[str] | None) -> list[dict]:
     """The metrics after every stage the fitted model exposes: ``staged_models()``
@@ -284,7 +292,9 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         chosen: dict[str, Any] = {}
         if cell.learner.grid:
             t = time.perf_counter()
-            chosen, trail = select_params(cell.learner, train, cell.seed)
+            validation = cell_validation(cell) if cell.learner.select is not None and \
+                cell.learner.select.method == "split" else None
+            chosen, trail = select_params(cell.learner, train, cell.seed, validation)
             record["selection_seconds"] = time.perf_counter() - t
             record["chosen_params"] = json.dumps(_jsonable(chosen), sort_keys=True)
             record["selection"] = json.dumps(_jsonable(trail))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 EVALUATIONS = ("cv", "holdout", "auto")
-SELECTION_METHODS = ("validation", "cv")
+SELECTION_METHODS = ("validation", "cv", "split")
 
 _EXPERIMENT_KEYS = {"name", "description", "paper", "seed", "metrics", "threshold",
                     "data_path", "evaluation", "folds", "datasets", "control"}
@@ -40,7 +40,9 @@ class Selection:
     training part: ``method="validation"`` fits each grid point on a random
     ``1 - fraction`` of the training part and scores it on the rest;
     ``method="cv"`` scores each point by ``folds``-fold iteratively stratified CV of
-    the training part. The point with the best ``metric`` (its registered direction)
+    the training part; ``method="split"`` fits each point on the training part and
+    scores it on the dataset's own ``validation`` split (a generator's, such as the
+    structured-SVM paper's synthetic data). The point with the best ``metric`` (its registered direction)
     is refit on the whole training part; ties go to the first point in grid order."""
 
     metric: str

@@ -37,9 +37,15 @@ def validation_split(n: int, fraction: float, seed: int | None) -> tuple[np.ndar
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
 
-def _splits(train: Dataset, selection: Any, seed: int) -> list[tuple[Dataset, Dataset]]:
+def _splits(train: Dataset, selection: Any, seed: int, validation: Dataset | None
+            ) -> list[tuple[Dataset, Dataset]]:
     from mlw.model_selection import cv_splits
 
+    if selection.method == "split":
+        if validation is None:
+            raise ValueError("select method 'split' needs a dataset with a validation "
+                             "split (such as a generator's train/validation/test)")
+        return [(train, validation)]
     s = selection.seed if selection.seed is not None else seed
     if selection.method == "validation":
         fit_rows, val_rows = validation_split(train.n_instances, selection.fraction, s)
@@ -48,17 +54,19 @@ def _splits(train: Dataset, selection: Any, seed: int) -> list[tuple[Dataset, Da
     return [(a, b) for _, a, b in cv_splits(train, selection.folds, s)]
 
 
-def select_params(entry: Any, train: Dataset, seed: int) -> tuple[dict[str, Any], list[dict]]:
+def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | None = None
+                  ) -> tuple[dict[str, Any], list[dict]]:
     """The grid point of ``entry`` (a :class:`LearnerEntry` with ``grid`` and
-    ``select``) with the best ``select.metric`` on ``train``'s inner split(s), and the
-    score of every point (``[{"params", "score"}]``, in grid order)."""
+    ``select``) with the best ``select.metric`` on ``train``'s inner split(s) (or on
+    ``validation``, the dataset's own split, for ``method="split"``), and the score of
+    every point (``[{"params", "score"}]``, in grid order)."""
     from mlw.experiments.config import build_learner
     from mlw.model_selection import fit_and_evaluate, prepare_evaluation
     from mlw.plugins import get_plugin_manager
 
     selection = entry.select
     higher = get_plugin_manager().metric(selection.metric).greater_is_better
-    splits = _splits(train, selection, seed)
+    splits = _splits(train, selection, seed, validation)
     trail: list[dict[str, Any]] = []
     best: tuple[float, dict[str, Any]] | None = None
     for point in grid_points(entry.grid):
