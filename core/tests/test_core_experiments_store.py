@@ -295,3 +295,28 @@ def test_selection_on_the_datasets_own_validation_split(tmp_path) -> None:
         model = mlw.get_learner("br", seed=0, **point["params"]).fit(train.X, train.Y)
         expected = mlw.evaluate(val.Y, model.predict(val.X), metrics=["hamming_loss"])
         assert point["score"] == pytest.approx(expected["hamming_loss"])
+
+
+def _init_worker_then_recompile() -> str:
+    import numba
+    import numba.core.config
+
+    from mlw.experiments.executors import _worker_init
+
+    numba.get_num_threads()  # the threading layer runs, as after a parallel kernel
+    _worker_init(1)
+    numba.core.config.reload_config()  # what numba does when it compiles a kernel
+    return f"ok {numba.get_num_threads()}"
+
+
+def test_worker_set_up_survives_numba_recompiling() -> None:
+    """Forked workers inherit the parent's numba configuration: the first version set
+    NUMBA_NUM_THREADS in them, and numba's next configuration reload (at a compile)
+    raised "Cannot set NUMBA_NUM_THREADS to a different value once the threads have
+    been launched": every LaCovaC cell on sparse medical failed in the paper run. The
+    thread count is now set with numba.set_num_threads."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert pool.submit(_init_worker_then_recompile).result(timeout=120) == "ok 1"

@@ -29,8 +29,7 @@ from mlw.experiments.cells import Cell, run_cell
 Started = Callable[[Cell], None]
 Finished = Callable[[Cell, dict], None]
 
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                "NUMBA_NUM_THREADS")
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 #: a cell whose worker dies this many times is recorded as an error
 MAX_WORKER_DEATHS = 3
 
@@ -58,11 +57,13 @@ def _worker_init(threads: int) -> None:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(threads)
-    if "numba" in sys.modules:
-        with contextlib.suppress(Exception):
-            import numba
+    # numba: the number of threads parallel kernels use, never NUMBA_NUM_THREADS (numba
+    # refuses a new value of it once its threads run, and a forked worker inherits the
+    # parent's configuration)
+    with contextlib.suppress(Exception):
+        import numba
 
-            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     import mlw.experiments.cells  # noqa: F401  (import once, before the first cell)
     from mlw.plugins import get_plugin_manager
 
