@@ -275,3 +275,13 @@ def test_predict_names_a_missing_feature(saved_model, tmp_path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("error: few: column 'Mean_Acc1298_Mean_Mem40_Centroid' of "
                                     "the training data is missing")
+
+
+def test_bench_out_over_its_config_is_refused(tmp_path) -> None:
+    config = tmp_path / "exp.toml"
+    config.write_text("[experiment]\nlearners = ['br']\ndatasets = ['emotions']\n")
+    before = config.read_bytes()
+    result = invoke("bench", "--config", str(config), "--out", str(config), "--json")
+    assert result.exit_code == 2
+    assert "refusing to overwrite an input" in one_json(result.stdout)["error"]["message"]
+    assert config.read_bytes() == before

@@ -513,9 +513,12 @@ def bench(
                                           "of the tables.")] = False,
 ) -> None:
     """Run an experiment: every (learner, dataset, fold) cell, results to Parquet."""
-    with handle_errors():
+    with handle_errors(as_json):
         from mlw.experiments import experiment_from_options, load_config, run_experiment
         from mlw_cli.bench import BenchProgress, parse_folds, split_list, summary_tables
+
+        if config is not None:  # the results file may exist (a rerun resumes it)
+            check_output_path(out, {f"the --config file {config}": config}, option="--out")
 
         learner_list = split_list(learners, "--learners")
         dataset_list = split_list(datasets, "--datasets")
