@@ -284,7 +284,7 @@ def test_show_model_prints_the_text_form(install_plugins) -> None:
     (["-l", "fixture_prior", "--param", "smoothing=lots"],
      "error: smoothing=lots: expected a number"),
     (["-l", "fixture_prior", "--threshold", "pcutt"],
-     "error: unknown threshold 'pcutt'; did you mean 'pcut'?"),
+     "error: unknown threshold 'pcutt'; did you mean 'pcut'"),
     (["-l", "fixture_prior", "-m", "hamming,f1_micro"], "error: unknown metric 'hamming'"),
     (["-l", "fixture_prior", "--cv", "3", "--test", "x.arff"],
      "error: give either a test set (hold-out) or a number of folds (cross-validation), not both"),

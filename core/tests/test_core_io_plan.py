@@ -60,3 +60,19 @@ def test_split_all_joins_train_and_test_and_a_file_is_itself(mulan_dir) -> None:
     assert (whole.n_instances, whole.name) == (2417, "yeast")
     one = mlw.load_dataset(str(mulan_dir / "medical.arff"), split="all")
     assert one.n_instances == 1954
+
+
+def test_generated_splits_are_written_as_one_mulan_dataset(tmp_path) -> None:
+    """NAME-train/validation/test.arff beside one NAME.xml, which each split finds."""
+    rng = np.random.default_rng(0)
+
+    def ds(n: int) -> mlw.Dataset:
+        return _ds(rng.random((n, 3)), (rng.random((n, 2)) < 0.5).astype(np.uint8))
+
+    splits = {"train": ds(5), "validation": ds(4), "test": ds(3)}
+    folder = tmp_path / "new" / "folder"
+    written = mlw.io.write_mulan_splits(splits, folder, "toy")
+    assert sorted(p.name for p in written) == ["toy-test.arff", "toy-train.arff",
+                                               "toy-validation.arff", "toy.xml"]
+    back = mlw.load_dataset(str(folder / "toy-validation.arff"))
+    assert back.n_instances == 4 and back.label_names == ["a", "b"]

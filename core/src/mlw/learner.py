@@ -183,13 +183,25 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
 
 
 def make_threshold(choice: Any) -> tuple[Any, bool]:
-    """A fresh strategy object from a registered name (``"pcut"``) or a strategy
-    object, and whether it needs training scores."""
+    """A fresh strategy object from a registered name with optional options
+    (``"pcut"``, ``"fixed:0.3"``, ``"one_threshold:metric=f1_example"``; see
+    :func:`mlw.thresholds.parse_threshold`) or a strategy object, and whether it needs
+    training scores."""
     from mlw.plugins import get_plugin_manager
 
     if isinstance(choice, str):
-        spec = get_plugin_manager().threshold(choice)
-        return spec.create(), spec.needs_training_scores
+        from mlw.params import parse_params
+        from mlw.thresholds import parse_threshold
+
+        name, items = parse_threshold(choice)
+        spec = get_plugin_manager().threshold(name)
+        known = spec.signature_params()
+        if len(items) == 1 and "=" not in items[0]:  # "fixed:0.3": the first option
+            if not known:
+                raise ValueError(f"threshold {name!r} takes no options, got {choice!r}")
+            items = [f"{next(iter(known))}={items[0]}"]
+        options = parse_params(f"threshold {name!r}", known, items)
+        return spec.create(**options), spec.needs_training_scores
     if hasattr(choice, "fit") and hasattr(choice, "predict"):
         import copy
 

@@ -291,6 +291,10 @@ class ThresholdSpec:
         """An unfitted strategy built with ``options``."""
         return self.load()(**options)
 
+    def signature_params(self) -> dict[str, Any]:
+        """The strategy's options and their defaults, read from the factory."""
+        return _signature_params(self.load())
+
     @property
     def needs_training_scores(self) -> bool:
         return bool(getattr(self.load(), "needs_training_scores", True))

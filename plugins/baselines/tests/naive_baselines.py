@@ -125,7 +125,7 @@ def rakel_by_hand(members, labelsets, X, n_labels, threshold=0.5):
         for label in labels:
             count[label] += 1
     for i in range(n):
-        for (sets, model), labels in zip(members, labelsets):
+        for (sets, model), labels in zip(members, labelsets, strict=False):
             P = lp_class_proba(sets, model, X[i:i + 1])
             decision = sets[int(np.argmax(P))]
             for pos, label in enumerate(labels):
@@ -141,7 +141,7 @@ def mixture_brute_force(link_probas, orders, L):
     order ``orders[k]``). Returns ``(vectors, probs, marginals, mode, log P(mode))``."""
     vectors = np.array(list(itertools.product((0, 1), repeat=L)), dtype=np.uint8)
     probs = np.zeros(len(vectors))
-    for link, order in zip(link_probas, orders):
+    for link, order in zip(link_probas, orders, strict=False):
         for r, v in enumerate(vectors):
             chain_values = [int(v[label]) for label in order]
             p = 1.0

@@ -109,7 +109,7 @@ def test_ecc_is_the_average_of_chains_on_bootstrap_samples(data):
     assert ecc.orders_.shape == (3, 4) and len({tuple(o) for o in ecc.orders_}) > 1
     soft_sum = np.zeros((50, 4))
     hard_sum = np.zeros((50, 4))
-    for order, rows in zip(ecc.orders_, ecc.estimators_samples_):
+    for order, rows in zip(ecc.orders_, ecc.estimators_samples_, strict=False):
         assert rows.size == 100 and np.unique(rows).size < 100  # a bootstrap sample
         models = hand_rolled_chain(lr, Xtr[rows], Ytr[rows], list(order))
         Yhat, P = greedy_chain(models, Xte, list(order))
@@ -138,7 +138,7 @@ def test_epcc_is_the_mode_of_the_averaged_joint(data, base):
     assert epcc.inference_ == "exact"
     assert epcc.linear_ == isinstance(base, LogisticRegression)
     chains = [hand_rolled_chain(base, Xtr[rows], Ytr[rows], list(order))
-              for order, rows in zip(epcc.orders_, epcc.estimators_samples_)]
+              for order, rows in zip(epcc.orders_, epcc.estimators_samples_, strict=False)]
     marg, mode, mode_lp = epcc.predict_joint(Xte[:15])
     for i in range(15):
         links = [lambda d, prefix, i=i, models=models: chain_link_proba(
@@ -177,7 +177,7 @@ def test_epcc_narrow_beam_generic_equals_linear_kernels(data):
     fast = epcc.predict_joint(Xte)
     epcc.linear_ = False
     slow = epcc.predict_joint(Xte)
-    for a, b in zip(fast, slow):
+    for a, b in zip(fast, slow, strict=False):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     # the mode is the best candidate under the mixture: at least as probable as every
     # member's own beam mode

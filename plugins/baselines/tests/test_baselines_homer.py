@@ -40,7 +40,7 @@ def _walk_by_hand(node, x_row, n_labels):
 
     def visit(nd, reach, ok):
         p = nd.model.predict_proba(x_row)[0]
-        for c, (child, sub) in enumerate(zip(nd.children, nd.child_nodes)):
+        for c, (child, sub) in enumerate(zip(nd.children, nd.child_nodes, strict=False)):
             if sub is None:
                 score[child[0]] = reach * p[c]
                 decision[child[0]] = ok and p[c] >= 0.5
@@ -59,7 +59,7 @@ def test_homer_predicts_by_walking_down_its_hierarchy():
     assert sorted(int(v) for c in root.children for v in c) == list(range(8))
     assert root.n_train == 120 and homer.n_nodes_ >= 4
     # a child node is trained on the instances that have one of its labels
-    for child, sub in zip(root.children, root.child_nodes):
+    for child, sub in zip(root.children, root.child_nodes, strict=False):
         if sub is not None:
             assert sub.n_train == int((Ytr[:, child].sum(axis=1) > 0).sum())
     P, S = homer.predict_with_scores(Xte)

@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from joblib import parallel_config
 from baselines_testdata import correlated
+from joblib import parallel_config
 from naive_baselines import hand_rolled_lp, rakel_by_hand
 from sklearn.linear_model import LogisticRegression
 

@@ -21,3 +21,18 @@ def mlw_register_thresholds(register: Callable[[ThresholdSpec], None]) -> None:
     register(ThresholdSpec("one_threshold", "mlw.thresholds:OneThreshold",
                            "one cut-off maximising a metric (default micro-F1) on training "
                            "scores (Mulan's OneThreshold)"))
+    register(ThresholdSpec("pcut_per_label", "mlw.thresholds:PCutPerLabel",
+                           "a cut-off per label matching each label's training frequency "
+                           "on the scored set (MEKA's PCutL)"))
+    register(ThresholdSpec("scut", "mlw.thresholds:SCut",
+                           "a cut-off per label maximising that label's F-beta on training "
+                           "scores (Yang 2001)"))
+    register(ThresholdSpec("fixed_per_label", "mlw.thresholds:FixedPerLabel",
+                           "given cut-offs, one per label (a list, or a file of numbers)"))
+    register(ThresholdSpec("rcut", "mlw.thresholds:RCut",
+                           "the k top-scoring labels of every instance (k: the training "
+                           "cardinality, rounded; Yang 2001)"))
+    register(ThresholdSpec("metalabeler", "mlw.thresholds:MetaLabeler",
+                           "each instance's number of labels predicted from its scores by "
+                           "ridge regression, then its top-scoring labels (Tang et al. "
+                           "2009)"))

@@ -100,10 +100,11 @@ def write_mulan_splits(splits: Any, folder: str | Path, name: str) -> list[Path]
     """Write a dataset, or a ``{split: Dataset}`` mapping such as a generator returns, as
     Mulan files in ``folder``: ``NAME-<split>.arff`` for each split (``NAME.arff`` for a
     single dataset) and one ``NAME.xml``. Returns the files written (each atomically).
-    Refuses to write into a folder that does not exist."""
+    The folder is created if needed."""
     folder = Path(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such folder")
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"{folder} exists and is not a folder")
+    folder.mkdir(parents=True, exist_ok=True)
     if isinstance(splits, Dataset):
         return write_arff(splits, folder / f"{name}.arff")
     written: list[Path] = []

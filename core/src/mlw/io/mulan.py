@@ -26,7 +26,8 @@ from mlw.io._limits import LimitError, get_limits
 #: A Mulan label file lists names: even 10 million labels fit in this.
 _MAX_XML_BYTES = 1 << 30
 
-_SPLIT_SUFFIX = re.compile(r"[-_](train|test|training|testing)$", re.IGNORECASE)
+_SPLIT_SUFFIX = re.compile(r"[-_](train|test|training|testing|validation|valid|val)$",
+                           re.IGNORECASE)
 
 
 def read_label_xml(path: str | Path) -> list[str]:

@@ -77,10 +77,13 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from mlw_baselines._base_estimator import PROBA_FLOOR, SHORTCUTS, ConstantModel
     from mlw_baselines.binary_relevance import BinaryRelevance
-    from mlw_baselines.chain_ensembles import EnsembleOfClassifierChains, EnsembleOfProbabilisticClassifierChains
+    from mlw_baselines.chain_ensembles import (
+        EnsembleOfClassifierChains,
+        EnsembleOfProbabilisticClassifierChains,
+    )
     from mlw_baselines.classifier_chain import ClassifierChain
     from mlw_baselines.homer import HOMER
-    from mlw_baselines.knn import BRkNN, IBLR, MLkNN
+    from mlw_baselines.knn import IBLR, BRkNN, MLkNN
     from mlw_baselines.label_powerset import LabelPowerset
     from mlw_baselines.probabilistic_chain import ProbabilisticClassifierChain
     from mlw_baselines.rakel import RandomKLabelsets

@@ -185,7 +185,7 @@ def mixture_exact(oracles: list[Oracle], orders: np.ndarray, n: int, L: int, *,
     for start in range(0, n, chunk):
         idx = np.arange(start, min(n, start + chunk))
         table = np.zeros((idx.size, 1 << L))
-        for oracle, code in zip(oracles, codes):
+        for oracle, code in zip(oracles, codes, strict=False):
             table[:, code] += np.exp(leaf_log_proba(oracle, idx, L)) / m
         best = np.argmax(table, axis=1)
         marg[idx] = (table @ vectors) / table.sum(axis=1, keepdims=True)
@@ -203,5 +203,5 @@ def mixture_log_proba(oracles: list[Oracle], orders: np.ndarray,
     flat = cand.reshape(n * C, L)
     member = np.stack([chain_log_proba(oracle, np.ascontiguousarray(flat[:, order]), rows,
                                        floor=False)
-                       for oracle, order in zip(oracles, orders)])
+                       for oracle, order in zip(oracles, orders, strict=False)])
     return (logsumexp(member, axis=0) - np.log(len(oracles))).reshape(n, C)

@@ -198,7 +198,7 @@ class HOMER(MultiLabelLearner):
                 P = np.full((n, len(node.children)), ConstantModel.binary(np.zeros(0)).proba[1])
             else:
                 P = node.model._predict_proba(X)
-            for c, (child, sub) in enumerate(zip(node.children, node.child_nodes)):
+            for c, (child, sub) in enumerate(zip(node.children, node.child_nodes, strict=False)):
                 r, o = reach * P[:, c], ok & (P[:, c] >= 0.5)
                 if sub is None:
                     scores[:, child[0]] = r

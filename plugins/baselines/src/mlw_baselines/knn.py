@@ -120,7 +120,7 @@ class MLkNN(_NeighbourLearner):
     >>> import numpy as np
     >>> from mlw_baselines import MLkNN
     >>> X = np.array([[0.0], [0.1], [0.2], [1.0], [1.1], [1.2]])
-    >>> Y = np.array([[1, 0], [1, 0], [1, 1], [0, 1], [0, 1], [0, 1]])
+    >>> Y = np.array([[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [0, 1]])
     >>> mlknn = MLkNN(k=2).fit(X, Y)
     >>> mlknn.predict([[0.05], [1.15]]).tolist()
     [[1, 0], [0, 1]]

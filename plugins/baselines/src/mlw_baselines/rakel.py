@@ -159,7 +159,7 @@ class RandomKLabelsets(MultiLabelLearner):
         Yd = dense_labels(Y)
         members = parallel_map(self.n_jobs, _fit_member,
                                [(self.base_estimator, int(s), X, Yd, labels)
-                                for s, labels in zip(seeds, sets)])
+                                for s, labels in zip(seeds, sets, strict=False)])
         self.labelsets_ = sets
         self.estimators_ = list(members)
         self.coverage_ = np.zeros(L, dtype=np.int64)
@@ -171,7 +171,7 @@ class RandomKLabelsets(MultiLabelLearner):
         n, L = X.shape[0], self.n_labels_
         votes = np.zeros((n, L))
         marg = np.zeros((n, L))
-        for labels, lp in zip(self.labelsets_, self.estimators_):
+        for labels, lp in zip(self.labelsets_, self.estimators_, strict=False):
             P = lp._class_proba(X)
             sets = lp.label_sets_
             votes[:, labels] += sets[np.argmax(P, axis=1)]
