@@ -348,7 +348,8 @@ infos = mlw.list_plugins()
 estimators = {spec.factory.split(":")[0] for spec in mlw.list_learners().values()
               if isinstance(spec.factory, str)}
 heavy = sorted(m for m in sys.modules
-               if m.split(".")[0] in ("sklearn", "numba") or m in estimators)
+               if m.split(".")[0] in ("sklearn", "numba", "polars", "matplotlib", "dask")
+               or m == "scipy.stats" or m in estimators)
 print(json.dumps({"plugins": [i.name for i in infos if i.status == "ok"],
                   "estimators": sorted(estimators), "heavy": heavy}))
 """
@@ -357,7 +358,8 @@ print(json.dumps({"plugins": [i.name for i in infos if i.status == "ok"],
 def test_registering_and_listing_plugins_imports_no_estimator_numba_or_sklearn() -> None:
     """docs/writing-plugins.md promises cheap registration: importing every installed
     ``*.plugin`` module and listing the plugins (which runs every registration hook)
-    loads no estimator module, no numba and no scikit-learn. A fresh interpreter, so
+    loads no estimator module, no numba and no scikit-learn (nor scipy.stats, polars,
+    matplotlib or dask, each of which costs up to seconds). A fresh interpreter, so
     nothing imported by other tests hides a regression."""
     import json
     import subprocess

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import rankdata
 
 from mlw.metrics.label_set import _ratio
 
@@ -49,6 +48,8 @@ def auc(y: np.ndarray, s: np.ndarray) -> float:
     N = y.size - P
     if P == 0 or N == 0:
         return float("nan")
+    from scipy.stats import rankdata  # scipy.stats is slow to import: only when used
+
     ranks = rankdata(s, method="average")
     return float((ranks[pos].sum() - P * (P + 1) / 2.0) / (P * N))
 
