@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from mlw.metrics import label_set as _ls
 from mlw.metrics import probabilistic as _pr
 from mlw.metrics import ranking as _rk
@@ -79,6 +81,9 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
                "average precision of all instance-label pairs pooled"),
     MetricSpec("average_precision_macro", _sc.average_precision_macro, True, "scores",
                "mean over labels of each label's average precision (MAP)"),
+    MetricSpec("empty_prediction_rate", _ls.empty_prediction_rate, False, "labels",
+               "fraction of instances predicted with the empty label set (compare with "
+               "the true rate)"),
 )
 
 
@@ -143,6 +148,29 @@ def recall_macro(Y_true: Any, Y_pred: Any) -> float:
     return _ls.recall_macro(EvalContext(Y_true, Y_pred))
 
 
+def empty_prediction_rate(Y_true: Any, Y_pred: Any) -> float:
+    """Fraction of instances whose predicted label set is empty."""
+    return _ls.empty_prediction_rate(EvalContext(Y_true, Y_pred))
+
+
+def empty_rate(Y: Any) -> float:
+    """Fraction of the rows of a label matrix (dense or CSR) with no label: the true
+    rate that :func:`empty_prediction_rate` is compared with.
+
+    >>> empty_rate([[1, 0], [0, 0], [0, 1], [0, 0]])
+    0.5
+    """
+    import scipy.sparse as sp
+
+    from mlw.validation import check_Y
+
+    Y = check_Y(Y)
+    if Y.shape[0] == 0:
+        return 0.0
+    per_row = np.diff(Y.indptr) if sp.issparse(Y) else np.count_nonzero(Y, axis=1)
+    return float(np.mean(per_row == 0))
+
+
 def log_loss(Y_true: Any, scores: Any) -> float:
     """MEKA's log loss (lim. D): per-label cross-entropy capped at ln(n), averaged."""
     return _pr.log_loss(EvalContext(Y_true, scores=scores))
@@ -184,6 +212,8 @@ __all__ = [
     "average_precision_micro",
     "cll_loss",
     "coverage",
+    "empty_prediction_rate",
+    "empty_rate",
     "f1_example",
     "f1_macro",
     "f1_micro",

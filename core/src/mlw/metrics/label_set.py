@@ -52,6 +52,13 @@ def subset_accuracy(ctx: EvalContext) -> float:
     return float(np.mean((c[:, 1] == 0) & (c[:, 2] == 0)))
 
 
+def empty_prediction_rate(ctx: EvalContext) -> float:
+    """Fraction of instances whose predicted label set is empty (a diagnostic: compare
+    it with the true sets' rate, ``mlw.metrics.empty_rate(Y_true)``)."""
+    c = ctx.counts.instance
+    return float(np.mean((c[:, 0] + c[:, 1]) == 0)) if c.shape[0] else 0.0
+
+
 def hamming_loss(ctx: EvalContext) -> float:
     """Fraction of the n·L instance-label pairs that are wrong."""
     c = ctx.counts
