@@ -18,6 +18,13 @@ scored by their own log_proba_of on the validation part; then refit on the fold'
 training part. Features are max-abs scaled for every learner (MaxAbsScaler for the
 baselines, the same scaling inside mc/ctbn).
 
+CC's CLL-loss as the paper reports it: `--learners cc_paper` refits CC per fold (C from
+the fold's cc record) and scores it three ways: the chain rule on true prefixes (mlw's
+log_proba_of, identical to PCC's), the greedy-prefix reading (each factor conditioned on
+CC's own greedy predicted prefix, the paper's "CC greedily seeks the mode ... and
+results in large losses"; reported as cc_paper's cll_loss) and a chain trained on
+predicted prefixes (Section 3's description of CC). Run it after the main learners.
+
 Figure 3: --figure3 grows mc to 20 trees per fold (keep_path=True, C as chosen by
 the fold's default mc fit) and records CLL-loss and EMA after each tree.
 
@@ -43,6 +50,11 @@ import mlw
 ROOT = Path(__file__).resolve().parents[1]
 MULAN = ROOT.parent / "shared" / "datasets" / "mulan"
 LEARNERS = ("mc", "ctbn", "br", "cc", "pcc")
+#: pseudo-learner of the paper's CC CLL-loss (see cc_paper_cll): fitted like cc (its C
+#: is taken from the fold's cc record when there is one) and scored both ways
+CC_PAPER = "cc_paper"
+#: extra parameters of every mc fit (--mc-params), recorded with each mc record
+MC_PARAMS: dict = {}
 
 #: The paper's Tables 2-5 (10-fold CV on the full data): EMA, CLL-loss (per fold sum),
 #: micro F1, macro F1 for BR, CC, PCC, SC (our ctbn) and MC.
@@ -115,9 +127,88 @@ def choose_C(name: str, X, Y, seed: int = 0) -> tuple[float, dict[float, float]]
     return grid[i], seen
 
 
+def greedy_cll(cc, X, Y) -> np.ndarray:
+    """The paper-protocol CC log-likelihood (variant A): each factor conditioned on the
+    *greedy predicted* prefix instead of the true one,
+    log P_A(y|x) = sum_j log P(y_j | x, yhat_<j), yhat the chain's greedy decision.
+    CC's predict_proba is exactly P(y_j = 1 | x, yhat_<j) along the greedy path (label
+    order). Floored per factor at 1e-12 like log_proba_of. Not a distribution over y
+    (the links were trained on true prefixes): it scores CC as the paper's CC is used,
+    a greedy mode seeker."""
+    from mlw_baselines._base_estimator import LOG_PROBA_FLOOR
+
+    _, P = cc.predict_with_scores(X)
+    P = np.asarray(P, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        terms = np.where(Y == 1, np.log(P), np.log1p(-P))
+    return np.maximum(terms, LOG_PROBA_FLOOR).sum(axis=1)
+
+
+def predicted_prefix_chain_cll(C: float, Xtr, Ytr, Xte, Yte) -> tuple[np.ndarray, np.ndarray]:
+    """Variant B: the chain as Section 3 of the paper describes CC ("each component
+    ... learned ... by incorporating the predictions of preceding classifiers as
+    additional features"): link j is trained on [x, yhat_<j] with yhat the earlier
+    links' predictions on the training rows, and P(y|x) = prod_j P(y_j | x, yhat_<j)
+    at test time (a proper distribution: the prefix depends on x only).
+    Returns (log P(y|x) per test row, the greedy decision)."""
+    from mlw_baselines._base_estimator import LOG_PROBA_FLOOR
+    from mlw_baselines._common import chain_features
+
+    L = Ytr.shape[1]
+    Htr = np.zeros((Xtr.shape[0], 0), dtype=np.uint8)
+    Hte = np.zeros((Xte.shape[0], 0), dtype=np.uint8)
+    out = np.zeros(Xte.shape[0])
+    for j in range(L):
+        y = Ytr[:, j]
+        Ftr, Fte = chain_features(Xtr, Htr), chain_features(Xte, Hte)
+        if y.min() == y.max():
+            p_tr = np.full(Xtr.shape[0], float(y[0]))
+            p_te = np.full(Xte.shape[0], (y.sum() + 1.0) / (len(y) + 2.0))
+        else:
+            model = baseline_estimator(C).fit(Ftr, y)
+            p_tr = model.predict_proba(Ftr)[:, 1]
+            p_te = model.predict_proba(Fte)[:, 1]
+        with np.errstate(divide="ignore"):
+            t = np.where(Yte[:, j] == 1, np.log(p_te), np.log1p(-p_te))
+        out += np.maximum(t, LOG_PROBA_FLOOR)
+        Htr = np.column_stack([Htr, (p_tr >= 0.5).astype(np.uint8)])
+        Hte = np.column_stack([Hte, (p_te >= 0.5).astype(np.uint8)])
+    return out, Hte
+
+
+def baseline_estimator(C: float):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MaxAbsScaler
+
+    return make_pipeline(MaxAbsScaler(), LogisticRegression(C=C, max_iter=1000))
+
+
+def cc_paper_record(X, Y, Xte, Yte, C: float | None) -> dict:
+    """Both readings of the paper's CC CLL-loss on one fold (C: the fold's cc choice,
+    or chosen here the same way)."""
+    extra: dict = {}
+    if C is None:
+        C, seen = choose_C("cc", X, Y)
+        extra["C_search"] = {str(k): v for k, v in seen.items()}
+    cc = baseline("cc", C).fit(X, Y)
+    rec = metrics_of(cc, Xte, Yte)
+    lp_a = greedy_cll(cc, Xte, Yte)
+    lp_b, Yb = predicted_prefix_chain_cll(C, X, Y, Xte, Yte)
+    rec.update(C=C, cll_chain_rule=rec["cll_loss"], cll_greedy_prefix=float(-lp_a.sum()),
+               cll_predicted_prefix_chain=float(-lp_b.sum()),
+               ema_predicted_prefix_chain=float((Yb == Yte).all(axis=1).mean()), **extra)
+    # the paper's CC column: variant A (see the README for why)
+    rec["cll_loss"] = rec["cll_greedy_prefix"]
+    rec["cll_mean"] = rec["cll_loss"] / Xte.shape[0]
+    return rec
+
+
 def fit_learner(name: str, X, Y):
     if name in ("mc", "ctbn"):
-        return mlw.get_learner(name).fit(X, Y), {}
+        params = MC_PARAMS if name == "mc" else {}
+        return mlw.get_learner(name, **params).fit(X, Y), \
+            ({"mc_params": dict(params)} if params else {})
     C, seen = choose_C(name, X, Y)
     return baseline(name, C).fit(X, Y), {"C": C, "C_search": seen}
 
@@ -131,8 +222,27 @@ def metrics_of(model, X, Y) -> dict[str, float]:
     return out
 
 
+def _recorded_C(out: Path, ds_name: str, fold: int, learner: str) -> float | None:
+    if not out.exists():
+        return None
+    for line in open(out):
+        if line.strip():
+            r = json.loads(line)
+            if r["dataset"] == ds_name and r["fold"] == fold and r["learner"] == learner:
+                return float(r["C"])
+    return None
+
+
+def _done(out: Path) -> set[tuple[str, int, str]]:
+    if not out.exists():
+        return set()
+    return {(r["dataset"], r["fold"], r["learner"])
+            for r in (json.loads(x) for x in open(out) if x.strip())}
+
+
 def run(datasets: list[str], learners: list[str], out: Path, folds: list[int] | None,
         figure3: bool) -> None:
+    done = _done(out)
     for ds_name in datasets:
         ds = load_full(ds_name)
         fold_of = mlw.iterative_stratification(ds.Y, 10, seed=0)
@@ -140,7 +250,22 @@ def run(datasets: list[str], learners: list[str], out: Path, folds: list[int] | 
             tr, te = np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)
             Xtr, Ytr, Xte, Yte = ds.X[tr], ds.Y[tr], ds.X[te], ds.Y[te]
             for name in learners:
+                if (ds_name, f, name) in done:
+                    continue  # resumable: every (dataset, fold, learner) once
                 load0 = os.getloadavg()[0]
+                if name == CC_PAPER:
+                    c0, w0 = time.process_time(), time.time()
+                    rec = cc_paper_record(Xtr, Ytr, Xte, Yte, _recorded_C(out, ds_name, f, "cc"))
+                    rec.update(dataset=ds_name, learner=name, fold=f, n_test=len(te),
+                               fit_cpu=time.process_time() - c0,
+                               fit_wall=time.time() - w0, load=load0)
+                    _write(out, rec)
+                    print(f"{ds_name} fold {f} cc_paper: CLL chain rule "
+                          f"{rec['cll_chain_rule']:.1f}, greedy prefix "
+                          f"{rec['cll_greedy_prefix']:.1f}, predicted-prefix chain "
+                          f"{rec['cll_predicted_prefix_chain']:.1f}", file=sys.stderr,
+                          flush=True)
+                    continue
                 c0, w0 = time.process_time(), time.time()
                 model, extra = fit_learner(name, Xtr, Ytr)
                 fit_cpu, fit_wall = time.process_time() - c0, time.time() - w0
@@ -161,16 +286,20 @@ def run(datasets: list[str], learners: list[str], out: Path, folds: list[int] | 
                 print(f"{ds_name} fold {f} {name}: EMA {rec['subset_accuracy']:.3f} "
                       f"CLL {rec['cll_loss']:.1f} fit {fit_cpu:.1f}s CPU (load {load0:.1f})",
                       file=sys.stderr, flush=True)
-                if figure3 and name == "mc":
-                    c0 = time.process_time()
-                    grown = mlw.get_learner("mc", C=model.C_, n_trees=20,
-                                            keep_path=True).fit(Xtr, Ytr)
-                    for k, staged in enumerate(grown.staged_models(), start=1):
-                        r = metrics_of(staged, Xte, Yte)
-                        _write(out, {"dataset": ds_name, "learner": "mc_path", "fold": f,
-                                     "n_trees": k, "C": model.C_, **r})
-                    print(f"  figure 3 path: {time.process_time() - c0:.1f}s CPU",
-                          file=sys.stderr, flush=True)
+            if figure3 and (ds_name, f, "mc_path") not in done:
+                C = _recorded_C(out, ds_name, f, "mc")
+                if C is None:
+                    raise SystemExit(f"{ds_name} fold {f}: --figure3 needs the fold's mc "
+                                     f"record (its C); run mc first")
+                c0 = time.process_time()
+                grown = mlw.get_learner("mc", C=C, n_trees=20, keep_path=True,
+                                        **MC_PARAMS).fit(Xtr, Ytr)
+                for k, staged in enumerate(grown.staged_models(), start=1):
+                    r = metrics_of(staged, Xte, Yte)
+                    _write(out, {"dataset": ds_name, "learner": "mc_path", "fold": f,
+                                 "n_trees": k, "C": C, **r})
+                print(f"{ds_name} fold {f} figure 3 path: {time.process_time() - c0:.1f}s "
+                      f"CPU", file=sys.stderr, flush=True)
 
 
 def _write(out: Path, rec: dict) -> None:
@@ -205,6 +334,26 @@ def report(paths: list[Path]) -> None:
                   f"{col('cll_loss', 1, '.1f')} | {np.mean([r['cll_mean'] for r in rs]):.3f} | "
                   f"{col('f1_micro', 2, '.3f')} | {col('f1_macro', 3, '.3f')} | "
                   f"{np.mean([r['fit_cpu'] for r in rs]):.1f} |")
+    ccp = [r for r in recs if r["learner"] == CC_PAPER]
+    if ccp:
+        print("\nCC's CLL-loss per fold read three ways (paper's CC column in brackets; "
+              "mc's own CLL-loss on the same folds beside it)")
+        print("| dataset | folds | chain rule (mlw's log_proba_of) | greedy prefix (paper) | "
+              "predicted-prefix chain | its EMA | mc on these folds |")
+        print("|---|---|---|---|---|---|---|")
+        for ds in PAPER:
+            rs = [r for r in ccp if r["dataset"] == ds]
+            if not rs:
+                continue
+            fs = {r["fold"] for r in rs}
+            mc = list({r["fold"]: r["cll_loss"] for r in recs if r["learner"] == "mc"
+                       and r["dataset"] == ds and r["fold"] in fs}.values())
+            print(f"| {ds} | {len(rs)} | {np.mean([r['cll_chain_rule'] for r in rs]):.1f} | "
+                  f"{np.mean([r['cll_greedy_prefix'] for r in rs]):.1f} "
+                  f"({PAPER[ds]['cc'][1]}) | "
+                  f"{np.mean([r['cll_predicted_prefix_chain'] for r in rs]):.1f} | "
+                  f"{np.mean([r['ema_predicted_prefix_chain'] for r in rs]):.3f} | "
+                  f"{np.mean(mc) if len(mc) == len(rs) else float('nan'):.1f} |")
     mcs = [r for r in main if r["learner"] == "mc"]
     if mcs:
         print("\nmc: trees chosen per fold, and C")
@@ -230,6 +379,7 @@ def main() -> None:
     ap.add_argument("--learners", default=",".join(LEARNERS))
     ap.add_argument("--folds", default=None, help="e.g. 0,1,2 (default: all ten)")
     ap.add_argument("--figure3", action="store_true")
+    ap.add_argument("--mc-params", default="{}", help="JSON: extra mc parameters")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--report", type=Path, nargs="+")
     args = ap.parse_args()
@@ -239,6 +389,7 @@ def main() -> None:
     if args.out is None:
         ap.error("--out is required (a .jsonl file, appended to)")
     folds = [int(f) for f in args.folds.split(",")] if args.folds else None
+    MC_PARAMS.update(json.loads(args.mc_params))
     run(args.datasets.split(","), args.learners.split(","), args.out, folds, args.figure3)
     ru = resource.getrusage(resource.RUSAGE_SELF)
     print(f"total CPU {ru.ru_utime + ru.ru_stime:.0f}s", file=sys.stderr)
