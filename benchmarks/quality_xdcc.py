@@ -1,44 +1,42 @@
 """Quality of BR, CC, ML-XGB, XDCC-std and XDCC-cum (the xdcc plugin) as in the paper.
 
-    python benchmarks/quality_xdcc.py --grid small|deep|medium|full|text [--datasets ...]
-                                      [--out results.jsonl] [--seed 0] [--table-only]
-                                      [--refine-xdcc-split]
+    python benchmarks/quality_xdcc.py [--grid paper|small] [--datasets ...]
+                                      [--xdcc-split ml|all] [--out results.jsonl]
+                                      [--seed 0] [--table-only]
 
-Protocol (Bohlender, Loza Mencía, Kulessa, DS 2020): for every method and dataset the
-hyper-parameters are chosen on a 20% validation part of the Mulan train split (fit on
-the other 80%) by example-based F1; the chosen setting is refit on the whole train
-split and evaluated on the test split (Hamming accuracy = 1 - Hamming loss, subset
-accuracy, example F1, training time).  XDCC-std and XDCC-cum come from the same
-fitted chains (they differ only in the final decision, Eq. 9) but are tuned separately.
-``medical`` has no split: it is evaluated by 10-fold CV; the setting is tuned once, on
-a 20% validation part of the first fold's train part, and refit in every fold (tuning
-in all ten folds did not fit the budget).
+Protocol (Bohlender, Loza Mencía, Kulessa, DS 2020, Section 4 and footnote 2): for
+every method and dataset the hyper-parameters are chosen on a random 20% validation part
+of the Mulan train split (fit on the other 80%) by example-based F1; the chosen setting
+is refit on the whole train split and evaluated on the test split (Hamming accuracy =
+1 - Hamming loss, subset accuracy, example F1, training time = process CPU time of the
+refit).  XDCC-std and XDCC-cum come from the same fitted chains (they differ only in the
+final decision, Eq. 9) but are tuned separately.  ``medical`` has no split: it is
+evaluated by 10-fold CV; the setting is tuned once, on a 20% validation part of the
+first fold's train part, and refit in every fold.
 
-The rounds are a prefix: a booster fit with 200 rounds *is* the 50- and 100-round
-booster up to its 50th/100th tree (``staged_predict*``, pinned equal to fresh fits by
-``plugins/xdcc/tests/test_xdcc_staged.py``), so BR, CC and ML-XGB fit once per (depth,
-eta, split) and score all rounds.  Not so for XDCC: round r of the chain propagates with
-the *final* predictions of round r-1, so every rounds value is a separate chain fit.
-The chain length is a prefix too: one chain of the default length (ceil(cardinality)
-+ 1) scores every shorter chain; ``XDCC-*`` use the default length, ``XDCC-*-c`` also
-tune the chain length in 1..default on the same validation part.
+Grids (``split`` only for the multi-label boosters ML-XGB and XDCC; BR and CC boost one
+label with XGBoost's gain, ``sum_gain``, as the paper's "default XGBoost"):
+* paper: footnote 2: boosting rounds {10, 20, 50, 100} x learning rate {0.1, 0.2, 0.3}
+  x max depth {5, 10, 20, 50, 100} x the six split methods of Table 1 (ML-XGB: 360
+  settings; BR, CC: 60).  XDCC: ``--xdcc-split all`` searches the same 360 settings;
+  ``--xdcc-split ml`` (default; what fits two shared cores) searches rounds x eta x
+  depth (60 settings) with the split method ML-XGB chose on the same validation part,
+  then the five other split methods at the (rounds, eta, depth) each XDCC variant chose.
+* small: rounds {10, 50} x eta {0.3} x depth {5} x {sum_gain, max_weight}: a smoke test.
 
-Grids (``split`` only matters for multi-label boosters; BR and CC boost one label):
-* small: rounds {50}, depth {4}, eta {0.1, 0.3}, split {sum_gain, max_weight}
-* deep:  one setting, rounds 200, depth 6, eta 0.1, sum_gain (a capacity check)
-* full:  rounds {50, 100, 200} x depth {3, 6, 9} x eta {0.1, 0.3, 0.5} x six splits
-  for ML-XGB (162 settings, 54 fits), BR and CC (27 settings, 9 fits); XDCC: rounds x
-  depth x eta in full (27 chain fits) with the split criterion ML-XGB chose on the same
-  validation part (the six-fold split grid for XDCC, 162 chain fits, did not fit the
-  budget of two shared cores); ``--refine-xdcc-split`` afterwards scores XDCC's five
-  other split criteria at each (rounds, depth, eta) an XDCC variant chose (5-20 chain
-  fits) and appends the updated XDCC record (grid ``full+xdcc_split``)
-* medium: the subgrid that fitted the session (2 cores shared by 4 jobs, load 4-6):
-  rounds {50, 100, 200} x depth {3, 6} x eta {0.1, 0.3} x six splits for ML-XGB (72
-  settings, 24 fits), BR and CC (12 settings, 4 fits); XDCC: rounds {50, 100} x depth
-  {3, 6} x eta {0.1, 0.3} with ML-XGB's chosen split (8 chain fits)
-* text:  the subgrid run on enron and bibtex: rounds {50, 100} x depth {6} x eta {0.3}
-  x sum_gain (one fit per family; XDCC: rounds {100}, one chain fit)
+Exact shortcuts (no setting is approximated):
+* Rounds are a prefix for BR, CC and ML-XGB: one 100-round fit scores 10/20/50/100
+  through ``staged_predict*`` (pinned equal to fresh fits by
+  ``plugins/xdcc/tests/test_xdcc_staged.py``).  Not for XDCC: round r of the chain
+  propagates with the *final* predictions of round r-1, so every rounds value is a
+  separate chain.
+* Depth limits that do not bind are the same fit: a model fit with ``max_depth = D``
+  whose deepest node is at depth ``R`` (``TreeEnsemble.depth_reached``) is exactly the
+  model for every limit ``>= R``, so depths are fitted from the largest down and a
+  smaller limit is only fitted when it is below the depth reached.
+* The chain length is a prefix: one chain of the default length scores every shorter
+  one; ``XDCC-*`` use the learner's default length, ``XDCC-*-c`` also tune the length in
+  1..default on the same validation part.
 
 Results are appended (one JSON object per dataset and method family) to ``--out`` as
 they finish, and a markdown table with average ranks is printed at the end (or with
@@ -50,7 +48,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -65,22 +62,13 @@ METHODS = ("BR", "CC", "ML-XGB", "XDCC-std", "XDCC-cum")
 TUNED_C = ("XDCC-std-c", "XDCC-cum-c")
 MEASURES = ("hamming_accuracy", "subset_accuracy", "f1_example", "train_seconds")
 ALL_SPLITS = ("sum_gain", "max_gain", "sum_weight", "max_weight", "sum_abs_g", "max_abs_g")
-FAMILIES = ("ML-XGB", "BR", "CC", "XDCC")  # ML-XGB first: XDCC's full grid uses its split
+FAMILIES = ("ML-XGB", "BR", "CC", "XDCC")  # ML-XGB first: XDCC may start from its split
 GRIDS = {
-    "small": dict(n_estimators=[50], max_depth=[4], learning_rate=[0.1, 0.3],
+    "paper": dict(n_estimators=[10, 20, 50, 100], learning_rate=[0.1, 0.2, 0.3],
+                  max_depth=[5, 10, 20, 50, 100], split=list(ALL_SPLITS)),
+    "small": dict(n_estimators=[10, 50], learning_rate=[0.3], max_depth=[5],
                   split=["sum_gain", "max_weight"]),
-    "deep": dict(n_estimators=[200], max_depth=[6], learning_rate=[0.1], split=["sum_gain"]),
-    "full": dict(n_estimators=[50, 100, 200], max_depth=[3, 6, 9],
-                 learning_rate=[0.1, 0.3, 0.5], split=list(ALL_SPLITS)),
-    "medium": dict(n_estimators=[50, 100, 200], max_depth=[3, 6], learning_rate=[0.1, 0.3],
-                   split=list(ALL_SPLITS)),
-    "text": dict(n_estimators=[50, 100], max_depth=[6], learning_rate=[0.3],
-                 split=["sum_gain"]),
 }
-#: XDCC's rounds cannot be staged; under these grids it gets fewer rounds values
-XDCC_ROUNDS = {"medium": [50, 100], "text": [100]}
-#: grids under which XDCC uses the split criterion ML-XGB chose
-XDCC_SPLIT_FROM_ML = ("full", "medium")
 
 
 def dense(Y):
@@ -98,39 +86,68 @@ def f1(Y, P) -> float:
 
 
 def default_chain_length(Y) -> int:
-    return int(min(Y.shape[1], math.ceil(Y.sum(axis=1).mean()) + 1))
+    """The XDCC learner's own default for these training labels."""
+    from mlw_xdcc.xdcc import default_chain_length as rule
+
+    return rule(float(Y.sum()) / Y.shape[0], Y.shape[1])
 
 
 def product(grid: dict, keys: list[str]) -> list[dict]:
     return [dict(zip(keys, v, strict=True)) for v in itertools.product(*(grid[k] for k in keys))]
 
 
-def validation_scores(family: str, grid: dict, Xfi, Yfi, Xva, Yva, seed: int, split=None,
-                      xdcc_rounds=None):
-    """Every setting of the grid scored on the validation part: yields
-    (variant, cfg, example F1).  Rounds are staged where that is exact (BR, CC, ML)."""
+def _depth_reached(model) -> int:
+    ens = [model.ensemble_] if hasattr(model, "ensemble_") else model.ensembles_
+    return max(e.depth_reached() for e in ens)
+
+
+def _fit_and_score(family: str, cfg: dict, rounds: list[int], c: int, Xfi, Yfi, Xva, Yva,
+                   seed: int) -> tuple[list[tuple[str, dict, float]], int]:
+    """One fit scored on the validation part: ([(variant, cfg, example F1)], depth
+    reached).  BR/CC/ML-XGB: ``cfg`` without rounds, every rounds value staged."""
     from mlw_xdcc import BRXGB, CCXGB, MLXGB, XDCC
 
-    rounds = sorted(grid["n_estimators"])
-    if family in ("BR", "CC", "ML-XGB"):
-        keys = ["max_depth", "learning_rate"] + (["split"] if family == "ML-XGB" else [])
-        cls = {"BR": BRXGB, "CC": CCXGB, "ML-XGB": MLXGB}[family]
-        for base in product(grid, keys):
-            m = cls(n_estimators=rounds[-1], **base, random_state=seed).fit(Xfi, Yfi)
-            for k, P in zip(rounds, m.staged_predict(Xva, rounds), strict=True):
-                yield family, {"n_estimators": k, **base}, f1(Yva, P)
-        return
-    c = default_chain_length(Yfi)
-    g = dict(grid, split=[split] if split else grid["split"])
-    g["n_estimators"] = xdcc_rounds or grid["n_estimators"]
-    for cfg in product(g, ["n_estimators", "max_depth", "learning_rate", "split"]):
+    out = []
+    if family == "XDCC":
         m = XDCC(chain_length=c, **cfg, random_state=seed).fit(Xfi, Yfi)
         for r, both in enumerate(m.staged_predict_all(Xva), start=1):
             for v in ("std", "cum"):
                 s = f1(Yva, both[v])
                 if r == c:
-                    yield f"XDCC-{v}", dict(cfg), s
-                yield f"XDCC-{v}-c", {**cfg, "chain_length": r}, s
+                    out.append((f"XDCC-{v}", dict(cfg), s))
+                out.append((f"XDCC-{v}-c", {**cfg, "chain_length": r}, s))
+        return out, _depth_reached(m)
+    cls = {"BR": BRXGB, "CC": CCXGB, "ML-XGB": MLXGB}[family]
+    m = cls(n_estimators=rounds[-1], **cfg, random_state=seed).fit(Xfi, Yfi)
+    for k, P in zip(rounds, m.staged_predict(Xva, rounds), strict=True):
+        out.append((family, {"n_estimators": k, **cfg}, f1(Yva, P)))
+    return out, _depth_reached(m)
+
+
+def validation_scores(family: str, grid: dict, Xfi, Yfi, Xva, Yva, seed: int, log):
+    """Every setting of the grid scored on the validation part: yields
+    (variant, cfg, example F1).  Depths are fitted from the largest down; a smaller
+    limit reuses the fit when the trees never reached it (the same model, exactly)."""
+    rounds = sorted(grid["n_estimators"])
+    keys = ["learning_rate"]
+    if family in ("ML-XGB", "XDCC"):
+        keys.append("split")
+    if family == "XDCC":
+        keys.insert(0, "n_estimators")
+    c = default_chain_length(Yfi)
+    fits = reused = 0
+    for base in product(grid, keys):
+        fitted = None          # (results, depth reached) of the last fit
+        for depth in sorted(grid["max_depth"], reverse=True):
+            if fitted is None or depth < fitted[1]:
+                fitted = _fit_and_score(family, {**base, "max_depth": depth}, rounds, c,
+                                        Xfi, Yfi, Xva, Yva, seed)
+                fits += 1
+            else:
+                reused += 1
+            for variant, cfg, s in fitted[0]:
+                yield variant, {**cfg, "max_depth": depth}, s
+    log(f"    {family}: {fits} fits, {reused} depth limits reused")
 
 
 def refit(variant: str, cfg: dict, Xtr, Ytr, Xte, seed: int):
@@ -150,22 +167,24 @@ def refit(variant: str, cfg: dict, Xtr, Ytr, Xte, seed: int):
     return m.predict(Xte), fit
 
 
-def tune(family: str, grid: dict, Xtr, Ytr, seed: int, log, split=None,
-         xdcc_rounds=None) -> dict:
-    """The paper's tuning on one train split: {variant: (val F1, cfg)}."""
-    n = Xtr.shape[0]
+def _split_parts(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(validation rows, fit rows): a random 20% of the training rows and the rest."""
     perm = np.random.default_rng(seed).permutation(n)
     n_val = max(1, int(round(0.2 * n)))
-    va, fi = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    return np.sort(perm[:n_val]), np.sort(perm[n_val:])
+
+
+def tune(family: str, grid: dict, Xtr, Ytr, seed: int, log) -> dict:
+    """The paper's tuning on one train split: {variant: (val F1, cfg)}; the first
+    setting in grid order wins a tie."""
+    va, fi = _split_parts(Xtr.shape[0], seed)
     best: dict[str, tuple[float, dict]] = {}
-    t = time.time()
-    count = 0
+    t, c = time.time(), time.process_time()
     for variant, cfg, s in validation_scores(family, grid, Xtr[fi], Ytr[fi], Xtr[va], Ytr[va],
-                                             seed, split, xdcc_rounds):
-        count += 1
+                                             seed, log):
         if variant not in best or s > best[variant][0]:
             best[variant] = (s, cfg)
-    log(f"    {family}: {count} scored settings in {time.time() - t:.0f}s wall")
+    log(f"    {family}: tuned in {time.time() - t:.0f}s wall, {time.process_time() - c:.0f}s CPU")
     return best
 
 
@@ -219,40 +238,39 @@ def _evaluate(best: dict, splits: list[tuple], seed: int, log) -> dict:
     return res
 
 
-def run_dataset(name: str, grid_name: str, seed: int, log, emit) -> None:
-    grid = GRIDS[grid_name]
-    (Xt, Yt), splits = _data(name, seed)
-    split = None
-    for fam in FAMILIES:
-        best = tune(fam, grid, Xt, Yt, seed, log,
-                    split=split if grid_name in XDCC_SPLIT_FROM_ML else None,
-                    xdcc_rounds=XDCC_ROUNDS.get(grid_name))
-        if fam == "ML-XGB":
-            split = best["ML-XGB"][1]["split"]
-        emit(name, fam, _evaluate(best, splits, seed, log))
-
-
-def refine_xdcc_split(name: str, seed: int, log, emit, out: Path) -> None:
-    """XDCC's own split search, after the fact: the full grid gives XDCC the split
-    criterion ML-XGB chose (162 chains per set did not fit); here every other criterion
-    is scored at each (rounds, depth, eta) an XDCC variant chose, on the same validation
-    part, and a variant moves only if a criterion beats its validation F1."""
-    recs = [json.loads(x) for x in out.read_text().splitlines()]
-    prev = [r for r in recs if r["dataset"] == name and r["family"] == "XDCC"][-1]["results"]
-    best = {v: (r["val_f1_example"], dict(r["chosen"])) for v, r in prev.items()}
-    (Xt, Yt), splits = _data(name, seed)
-    bases = {}
+def _xdcc_split_refinement(best: dict, Xt, Yt, seed: int, log) -> dict:
+    """XDCC's own split search after the fact: every other split method at each
+    (rounds, eta, depth) an XDCC variant chose; a variant moves only when one beats its
+    validation F1."""
+    bases: dict[tuple, set] = {}
     for _, cfg in best.values():
-        key = (cfg["n_estimators"], cfg["max_depth"], cfg["learning_rate"])
+        key = (cfg["n_estimators"], cfg["learning_rate"], cfg["max_depth"])
         bases.setdefault(key, set()).add(cfg["split"])
-    for (r, d, e), done in bases.items():
-        grid = dict(n_estimators=[r], max_depth=[d], learning_rate=[e],
+    for (r, e, d), done in bases.items():
+        grid = dict(n_estimators=[r], learning_rate=[e], max_depth=[d],
                     split=[s for s in ALL_SPLITS if s not in done])
         for v, (f, cfg) in tune("XDCC", grid, Xt, Yt, seed, log).items():
             if f > best[v][0]:
                 best[v] = (f, cfg)
-    res = _evaluate(best, splits, seed, log)
-    emit(name, "XDCC", res)
+    return best
+
+
+def run_dataset(name: str, grid_name: str, xdcc_split: str, seed: int, log, emit) -> None:
+    grid = GRIDS[grid_name]
+    (Xt, Yt), splits = _data(name, seed)
+    ml_split = None
+    for fam in FAMILIES:
+        g = dict(grid)
+        if fam in ("BR", "CC"):
+            g["split"] = ["sum_gain"]
+        if fam == "XDCC" and xdcc_split == "ml":
+            g["split"] = [ml_split]
+        best = tune(fam, g, Xt, Yt, seed, log)
+        if fam == "XDCC" and xdcc_split == "ml":
+            best = _xdcc_split_refinement(best, Xt, Yt, seed, log)
+        if fam == "ML-XGB":
+            ml_split = best["ML-XGB"][1]["split"]
+        emit(name, fam, _evaluate(best, splits, seed, log))
 
 
 def load_results(path: Path) -> dict:
@@ -289,14 +307,15 @@ def table(results: dict, methods=METHODS) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--grid", choices=sorted(GRIDS), default="small")
-    ap.add_argument("--datasets", default="emotions,scene,yeast,flags,birds,genbase,enron")
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="paper")
+    ap.add_argument("--datasets", default="flags,emotions,genbase,birds,scene,yeast,medical,"
+                                          "enron")
+    ap.add_argument("--xdcc-split", choices=("ml", "all"), default="ml",
+                    help="XDCC's split methods: ML-XGB's choice then a refinement (ml), or "
+                         "all six in the grid (all)")
     ap.add_argument("--out", default="/tmp/quality_xdcc.jsonl")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--table-only", action="store_true")
-    ap.add_argument("--refine-xdcc-split", action="store_true",
-                    help="after a run: score XDCC's other split criteria at its chosen "
-                         "(rounds, depth, eta) and append the updated XDCC record")
     args = ap.parse_args()
 
     def log(msg: str) -> None:
@@ -306,20 +325,16 @@ def main() -> int:
 
     def emit(name: str, family: str, res: dict) -> None:
         with out.open("a") as fh:
-            grid = args.grid + ("+xdcc_split" if args.refine_xdcc_split else "")
-            fh.write(json.dumps({"dataset": name, "grid": grid, "family": family,
+            fh.write(json.dumps({"dataset": name, "grid": args.grid,
+                                 "xdcc_split": args.xdcc_split, "family": family,
                                  "results": res}) + "\n")
 
-    if args.refine_xdcc_split:
+    if not args.table_only:
         for name in [d for d in args.datasets.split(",") if d]:
-            log(f"== {name} (XDCC split refinement)")
-            refine_xdcc_split(name, args.seed, log, emit, out)
-    elif not args.table_only:
-        for name in [d for d in args.datasets.split(",") if d]:
-            log(f"== {name} (grid {args.grid})")
-            t = time.time()
-            run_dataset(name, args.grid, args.seed, log, emit)
-            log(f"   done in {time.time() - t:.0f}s")
+            log(f"== {name} (grid {args.grid}, XDCC split {args.xdcc_split})")
+            t, c = time.time(), time.process_time()
+            run_dataset(name, args.grid, args.xdcc_split, args.seed, log, emit)
+            log(f"   done in {time.time() - t:.0f}s wall, {time.process_time() - c:.0f}s CPU")
     results = load_results(out)
     print(table(results))
     if any(all(m in r for m in TUNED_C) for r in results.values()):

@@ -15,12 +15,22 @@ CRITERIA = ("sum_gain", "max_gain", "sum_weight", "max_weight", "sum_abs_g", "ma
 
 
 def label_score(G: float, H: float, criterion: str, lam: float) -> float:
+    """Table 1's summand: G^2/(H+lam), the signed leaf weight -G/(H+lam), or its
+    absolute value."""
+    if not H + lam > 0:
+        return 0.0
     kind = criterion.split("_", 1)[1]
     if kind == "gain":
-        return G * G / (H + lam) if H + lam > 0 else 0.0
+        return G * G / (H + lam)
     if kind == "weight":
-        return abs(G) / (H + lam) if H + lam > 0 else 0.0
-    return abs(G)
+        return -G / (H + lam)
+    return abs(G) / (H + lam)
+
+
+def node_score(G, H, criterion, lam):
+    """Table 1's formula: the labels' scores summed (sum_*) or maximised (max_*)."""
+    s = [label_score(G[j], H[j], criterion, lam) for j in range(len(G))]
+    return max(s) if criterion.startswith("max") else sum(s)
 
 
 def node_sums(rows, g, h):
@@ -33,10 +43,10 @@ def node_sums(rows, g, h):
 def split_gain(left, right, g, h, criterion, lam):
     GL, HL = node_sums(left, g, h)
     GR, HR = node_sums(right, g, h)
-    deltas = [label_score(GL[j], HL[j], criterion, lam) + label_score(GR[j], HR[j], criterion, lam)
-              - label_score(GL[j] + GR[j], HL[j] + HR[j], criterion, lam)
-              for j in range(len(GL))]
-    return max(deltas) if criterion.startswith("max") else sum(deltas)
+    GP = [GL[j] + GR[j] for j in range(len(GL))]
+    HP = [HL[j] + HR[j] for j in range(len(GL))]
+    return (node_score(GL, HL, criterion, lam) + node_score(GR, HR, criterion, lam)
+            - node_score(GP, HP, criterion, lam))
 
 
 def goes_left(x, threshold, default_left):

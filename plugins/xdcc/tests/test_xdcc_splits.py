@@ -12,63 +12,97 @@ import scipy.sparse as sp
 
 from mlw_xdcc import _kernels as K
 from mlw_xdcc.binning import bin_matrix, cuts_of
-from mlw_xdcc.booster import SPLIT_CRITERIA, BoosterParams, fit_ensemble
+from mlw_xdcc.booster import SPLIT_CRITERIA, BoosterParams, fit_ensemble, pool_slots
 
 # Table 1's example node: predictions y_hat = (0.8, 0.2, 0.9, 0.1), truth y = (1, 1, 0, 0)
 YHAT = np.array([0.8, 0.2, 0.9, 0.1])
 YTRUE = np.array([1, 1, 0, 0])
 
+# every number Table 1 prints: G = y_hat - y (Eq. 7) and, "for convenience", H + eps = 1
+TABLE1_G = [-0.2, -0.8, 0.9, 0.1]
+TABLE1 = {                      # criterion: (printed per-label terms, printed value)
+    "sum_gain": ([0.2**2, 0.8**2, 0.9**2, 0.1**2], 0.2**2 + 0.8**2 + 0.9**2 + 0.1**2),
+    "max_gain": ([0.2**2, 0.8**2, 0.9**2, 0.1**2], 0.9**2),
+    "sum_weight": ([0.2, 0.8, -0.9, -0.1], 0.2 + 0.8 - 0.9 - 0.1),
+    "max_weight": ([0.2, 0.8, -0.9, -0.1], 0.8),
+    "sum_abs_g": ([0.2, 0.8, 0.9, 0.1], 0.2 + 0.8 + 0.9 + 0.1),
+    "max_abs_g": ([0.2, 0.8, 0.9, 0.1], 0.9),
+}
 
-def test_table1_example_gradients_and_label_scores():
+
+def _node_scores(G, H, crit, lam):
+    out = np.empty(len(G))
+    GH = np.r_[G, H, 1.0]
+    agg = K.node_scores(GH, len(G), SPLIT_CRITERIA.index(crit), lam, out)
+    return agg, out
+
+
+def test_table1_printed_example():
+    """The paper's Table 1, number for number: the gradients of the example and each
+    criterion's terms and value with H + eps = 1 (here H = 0, lambda = 1)."""
+    np.testing.assert_allclose(YHAT - YTRUE, TABLE1_G, atol=1e-15)
+    for crit, (terms, value) in TABLE1.items():
+        agg, per_label = _node_scores(np.array(TABLE1_G), np.zeros(4), crit, 1.0)
+        np.testing.assert_allclose(per_label, terms, atol=1e-15)
+        assert agg == pytest.approx(value, abs=1e-15), crit
+        assert naive.node_score(TABLE1_G, [0.0] * 4, crit, 1.0) == pytest.approx(value, abs=1e-15)
+    # the printed values themselves: 1.5, 0.81, 0, 0.8, 2.0, 0.9
+    assert [round(v, 12) for _, v in TABLE1.values()] == [1.5, 0.81, 0.0, 0.8, 2.0, 0.9]
+    # the text: maxGain picks lambda_3 (largest error), maxGrad (maxWeight) lambda_2
+    assert int(np.argmax(_node_scores(np.array(TABLE1_G), np.zeros(4), "max_gain", 1.0)[1])) == 2
+    assert int(np.argmax(_node_scores(np.array(TABLE1_G), np.zeros(4), "max_weight", 1.0)[1])) == 1
+
+
+def test_table1_example_with_the_real_hessians():
+    """The same node with Eq. 7's hessians h = y_hat (1 - y_hat) and lambda = 1 (what the
+    booster computes), by hand."""
     g = YHAT - YTRUE
     h = YHAT * (1 - YHAT)
-    np.testing.assert_allclose(g, [-0.2, -0.8, 0.9, 0.1])
     np.testing.assert_allclose(h, [0.16, 0.16, 0.09, 0.09])
-    lam = 1.0
-    # hand-computed per-label node scores of the example with lambda = 1
     by_hand = {
         "gain": [0.04 / 1.16, 0.64 / 1.16, 0.81 / 1.09, 0.01 / 1.09],
-        "weight": [0.2 / 1.16, 0.8 / 1.16, 0.9 / 1.09, 0.1 / 1.09],
-        "abs_g": [0.2, 0.8, 0.9, 0.1],
+        "weight": [0.2 / 1.16, 0.8 / 1.16, -0.9 / 1.09, -0.1 / 1.09],
+        "abs_g": [0.2 / 1.16, 0.8 / 1.16, 0.9 / 1.09, 0.1 / 1.09],
     }
     for code, name in enumerate(SPLIT_CRITERIA):
         kind = name.split("_", 1)[1]
-        scores = [K.label_score(g[j], h[j], code, lam) for j in range(4)]
+        scores = [K.label_score(g[j], h[j], code, 1.0) for j in range(4)]
         np.testing.assert_allclose(scores, by_hand[kind], rtol=1e-12)
-    # aggregated over the labels (sum_* / max_*), as the numbers of the table
-    np.testing.assert_allclose(sum(by_hand["gain"]), 1.3385, atol=5e-5)
-    np.testing.assert_allclose(max(by_hand["gain"]), 0.7431, atol=5e-5)
-    np.testing.assert_allclose(sum(by_hand["weight"]), 1.7795, atol=5e-5)
-    np.testing.assert_allclose(max(by_hand["weight"]), 0.8257, atol=5e-5)
-    assert sum(by_hand["abs_g"]) == pytest.approx(2.0)
-    assert max(by_hand["abs_g"]) == pytest.approx(0.9)
+    expected = {"sum_gain": 1.3385, "max_gain": 0.7431, "sum_weight": -0.0554,
+                "max_weight": 0.6897, "sum_abs_g": 1.7795, "max_abs_g": 0.8257}
+    for crit, value in expected.items():
+        assert _node_scores(g, h, crit, 1.0)[0] == pytest.approx(value, abs=5e-5), crit
 
 
 @pytest.mark.parametrize("split", SPLIT_CRITERIA)
 def test_depth1_tree_gain_and_leaves_by_hand(split):
-    """Two instances share Table 1's predictions; A has y = (1,1,0,0), B the complement.
-    The one split separates them; its gain and leaf weights are computed by hand."""
+    """Two instances share Table 1's predictions; A has y = (1,1,0,0), B y = (1,0,1,1).
+    The one split separates them; its gain and leaf weights are computed by hand.  (With
+    B the complement of A the signed weights of sum_weight cancel: gain 0, no split.)"""
     X = np.array([[0.0], [1.0]])
-    Y = np.array([[1, 1, 0, 0], [0, 0, 1, 1]], dtype=np.uint8)
+    Y = np.array([[1, 1, 0, 0], [1, 0, 1, 1]], dtype=np.uint8)
     base = np.log(YHAT / (1 - YHAT))
     params = BoosterParams(n_estimators=1, max_depth=1, learning_rate=1.0, reg_lambda=1.0,
                            min_child_weight=0.0, split=split)
     e, eo = cuts_of(X, 256)
     ens, _ = fit_ensemble(bin_matrix(X, e, eo), Y, params, base_margin=base)
     gA = [-0.2, -0.8, 0.9, 0.1]
-    gB = [0.8, 0.2, -0.1, -0.9]
+    gB = [-0.2, 0.2, -0.1, -0.9]
     hA = hB = [0.16, 0.16, 0.09, 0.09]
-    gP = [a + b for a, b in zip(gA, gB, strict=False)]       # (0.6, -0.6, 0.8, -0.8)
+    gP = [a + b for a, b in zip(gA, gB, strict=False)]       # (-0.4, -0.6, 0.8, -0.8)
     hP = [a + b for a, b in zip(hA, hB, strict=False)]       # (0.32, 0.32, 0.18, 0.18)
     kind = split.split("_", 1)[1]
     if kind == "gain":
         s = lambda G, H: G * G / (H + 1.0)  # noqa: E731
     elif kind == "weight":
-        s = lambda G, H: abs(G) / (H + 1.0)  # noqa: E731
+        s = lambda G, H: -G / (H + 1.0)  # noqa: E731
     else:
-        s = lambda G, H: abs(G)  # noqa: E731
-    deltas = [s(gA[j], hA[j]) + s(gB[j], hB[j]) - s(gP[j], hP[j]) for j in range(4)]
-    expected = max(deltas) if split.startswith("max") else sum(deltas)
+        s = lambda G, H: abs(G) / (H + 1.0)  # noqa: E731
+    agg = max if split.startswith("max") else sum
+    # score(left) + score(right) - score(parent), each aggregated over the labels
+    expected = (agg(s(gA[j], hA[j]) for j in range(4)) + agg(s(gB[j], hB[j]) for j in range(4))
+                - agg(s(gP[j], hP[j]) for j in range(4)))
+    assert expected > 0.1      # (the only such B: every criterion splits A from B)
     tree = ens.tree(0)
 
     def _w(g, h):
@@ -108,21 +142,22 @@ def _gh(g, h):
     return np.ascontiguousarray(np.hstack([g, h, np.ones((n, 1))]))
 
 
-def _grow(B, g, h, crit, lam=1.0, mcw=0.0, depth=1, eta=1.0):
+def _grow(B, g, h, crit, lam=1.0, mcw=0.0, depth=1, eta=1.0, slots=None):
     n, L = g.shape
     GH = _gh(g, h)
     d = B.n_features
-    max_nodes = 2 ** (depth + 1) - 1
+    max_nodes = min(2 ** (depth + 1) - 1, 2 * n - 1)
+    slots = depth + 3 if slots is None else slots
     arrs = dict(nf=np.empty(max_nodes, np.int32), nb=np.empty(max_nodes, np.int32),
                 ndl=np.empty(max_nodes, np.bool_), nl=np.empty(max_nodes, np.int32),
                 nr=np.empty(max_nodes, np.int32), ng=np.empty(max_nodes),
                 nv=np.empty((max_nodes, L)))
-    pool = np.full((depth + 3, B.total_bins, 2 * L + 1), np.nan)   # dirty on purpose
+    pool = np.full((slots, B.total_bins, 2 * L + 1), np.nan)   # dirty on purpose
     k = K.grow_tree(B.dense, B.codes, B.indptr, B.indices, B.bins, B.feat_off,
                     np.ones(d, np.bool_), np.arange(d, dtype=np.int64), GH,
                     np.arange(n, dtype=np.int64), L, depth, SPLIT_CRITERIA.index(crit), lam,
-                    0.0, mcw, eta, pool, np.zeros(depth + 3, np.bool_), np.empty(n, np.int64),
-                    *arrs.values())
+                    0.0, mcw, eta, pool, np.zeros(slots, np.bool_), np.empty(n, np.int64),
+                    np.full((max_nodes, 2 * L + 1), np.nan), *arrs.values())
     return k, arrs
 
 
@@ -188,6 +223,33 @@ def test_depth3_tree_equals_exact_recursive_builder(split):
                       a["ndl"], a["nl"], a["nr"], a["nv"], margin)
     exp = naive.exact_tree_outputs(X.tolist(), g.tolist(), h.tolist(), split, 1.0, 0.3, 0.5, 3)
     np.testing.assert_allclose(margin, np.array(exp), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("split", ["sum_gain", "max_abs_g"])
+def test_deep_tree_within_the_booster_buffer_pool(split):
+    """max_depth 100 (the paper's grid): alternating gradients make a spine that peels
+    one row per level, 39 levels deep, every node small enough to build its children
+    from rows, grown with the booster's own buffer count (pool_slots: 10 for 40 rows),
+    equals the exact tree."""
+    n, L = 40, 2
+    x = np.arange(n, dtype=float)
+    X = np.c_[x, x[::-1] * 0.5]
+    g = np.c_[(-1) ** x * (x + 1), -0.5 * (-1) ** x * (x + 1)] / 4
+    h = np.full((n, L), 0.25)
+    e, eo = cuts_of(X, 256)
+    B = bin_matrix(X, e, eo)
+    k, a = _grow(B, g, h, split, depth=100, eta=1.0, slots=pool_slots(n, 100))
+    margin = np.zeros((n, L))
+    K.add_tree_binned(B.dense, B.codes, B.indptr, B.indices, B.bins, a["nf"], a["nb"],
+                      a["ndl"], a["nl"], a["nr"], a["nv"], margin)
+    exp = naive.exact_tree_outputs(X.tolist(), g.tolist(), h.tolist(), split, 1.0, 0.0, 1.0,
+                                   100)
+    np.testing.assert_allclose(margin, np.array(exp), rtol=1e-9, atol=1e-12)
+    depth = np.zeros(k, int)
+    for i in range(k):
+        if a["nl"][i] >= 0:
+            depth[a["nl"][i]] = depth[a["nr"][i]] = depth[i] + 1
+    assert depth.max() > 2 * pool_slots(n, 100)
 
 
 def test_quantile_bins_cap_and_order():

@@ -15,9 +15,12 @@ Conventions
   column counts instances, so empty children are recognised exactly).
 * Split criteria (the paper's Table 1), by code: 0 ``sum_gain``, 1 ``max_gain``,
   2 ``sum_weight``, 3 ``max_weight``, 4 ``sum_abs_g``, 5 ``max_abs_g``.  Per label ``j``
-  a node scores ``G_j^2/(H_j+lam)`` (gain), ``|G_j|/(H_j+lam)`` (weight) or ``|G_j|``
-  (abs_g); a split improves label ``j`` by ``s_j(left) + s_j(right) - s_j(parent)`` and
-  the criterion sums (``sum_*``) or maximises (``max_*``) that over the labels.
+  a node has the score ``G_j^2/(H_j+lam)`` (gain), the signed leaf weight
+  ``-G_j/(H_j+lam)`` (weight) or its absolute value ``|G_j|/(H_j+lam)`` (abs_g); the
+  node's score is their sum (``sum_*``) or maximum (``max_*``) over the labels, and a
+  split gains ``score(left) + score(right) - score(parent)`` (Eq. 5's form, without its
+  factor 1/2, as XGBoost's code).  For the ``sum_*`` criteria that is accumulated label
+  by label, ``sum_j (s_j(left) + s_j(right) - s_j(parent))``.
 """
 
 from __future__ import annotations
@@ -116,68 +119,70 @@ def logistic_gradients(margin, Y, mask, GH):
 # --------------------------------------------------------------------------------------
 # split scoring (Table 1)
 # --------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def label_score(G, H, crit, lam):
-    """The per-label node score of criterion ``crit``."""
+    """The per-label node score of criterion ``crit`` (Table 1's summand): ``G^2/(H+lam)``,
+    ``-G/(H+lam)`` or ``|G|/(H+lam)``; 0 when ``H + lam`` is not positive."""
     den = H + lam
+    if not den > 0.0:
+        return 0.0
     if crit <= 1:
-        return G * G / den if den > 0.0 else 0.0
+        return G * G / den
     if crit <= 3:
-        return abs(G) / den if den > 0.0 else 0.0
-    return abs(G)
+        return -G / den
+    return abs(G) / den
 
 
 @njit(cache=True)
-def split_gain(left, total, L, crit, lam):
-    """Gain of splitting a node with gradient sums ``total`` into ``left`` and
-    ``total - left`` (each a W-vector ``G_1..G_L, H_1..H_L, count``)."""
+def node_scores(total, L, crit, lam, out):
+    """Per-label scores of a node with sums ``total`` into ``out``; returns the node's
+    aggregated score (sum or maximum over the labels, Table 1)."""
     is_max = crit % 2 == 1
-    acc = -np.inf if is_max else 0.0
+    agg = -np.inf if is_max else 0.0
     for j in range(L):
-        gl = left[j]
-        hl = left[L + j]
-        gt = total[j]
-        ht = total[L + j]
-        delta = (label_score(gl, hl, crit, lam) + label_score(gt - gl, ht - hl, crit, lam)
-                 - label_score(gt, ht, crit, lam))
+        s = label_score(total[j], total[L + j], crit, lam)
+        out[j] = s
         if is_max:
-            if delta > acc:
-                acc = delta
+            if s > agg:
+                agg = s
         else:
-            acc += delta
-    return acc
+            agg += s
+    return agg
 
 
 @njit(cache=True)
-def _valid(left, total, L, mcw):
-    W = 2 * L + 1
-    cl = left[W - 1]
-    cr = total[W - 1] - cl
-    if cl < 0.5 or cr < 0.5:
-        return False
-    hl = 0.0
-    ht = 0.0
-    for j in range(L):
-        hl += left[L + j]
-        ht += total[L + j]
-    return hl >= mcw and (ht - hl) >= mcw
-
-
-@njit(cache=True)
-def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left):
+def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, parent, sl,
+               sr):
     """Best split of one node from its histogram ``hist`` (total_bins, W).
 
-    Scans, per feature in ``feats``, every cut with missing values going right (the
-    forward scan, which also tries "all present left, missing right") and, when the
-    node has missing values for the feature, every cut with missing going left.
-    Returns ``(gain, feature, bin, default_left)``; feature -1 when no valid split has
-    a gain above GAIN_EPS.  ``best_left`` receives the left child's sums.
+    Scans, per feature in ``feats`` with a present value in the node, every cut with
+    missing values going right (the forward scan, which also tries "all present left,
+    missing right") and, when the node has missing values for the feature, every cut
+    with missing going left.  A candidate is valid when both children have rows and
+    hessian sums (over labels) >= ``mcw``; its gain is ``score(left) + score(right) -
+    score(parent)`` (Table 1's node scores; for ``sum_*`` accumulated label by label,
+    ``sum_j (s_j(left) + s_j(right) - s_j(parent))``).  Returns ``(gain, feature, bin,
+    default_left)``; feature -1 when no valid split has a gain above GAIN_EPS.
+    ``best_left`` receives the left child's sums; ``parent``, ``sl`` and ``sr`` (length
+    L) are scratch for the node's and the children's per-label scores.
+
+    The candidate loop calls no function taking arrays (each such call costs atomic
+    reference counts); the children's scores are computed in a loop without a reduction
+    (so the divisions vectorise) and aggregated in label order in a second.  With many
+    labels the gain is computed before the validity test (which also costs a pass over
+    the labels), with few labels after it; both orders accept the same candidates.
     """
     W = 2 * L + 1
+    is_max = crit % 2 == 1
     best_gain = GAIN_EPS
     best_f = -1
     best_b = -1
     best_dl = False
+    parent_agg = node_scores(total, L, crit, lam, parent)
+    h_total = 0.0
+    for j in range(L):
+        h_total += total[L + j]
+    n_total = total[W - 1]
     for fi in range(feats.shape[0]):
         f = feats[fi]
         o0 = feat_off[f]
@@ -186,46 +191,76 @@ def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left):
         present = 0.0
         for b in range(nb):
             present += hist[o0 + b, W - 1]
-        has_missing = total[W - 1] - present > 0.5
-        # forward scan: missing goes right
-        for w in range(W):
-            acc[w] = 0.0
-        last = nb if has_missing else nb - 1
-        for b in range(last):
-            if hist[o0 + b, W - 1] <= 0.0:
-                continue
-            for w in range(W):
-                acc[w] += hist[o0 + b, w]
-            if _valid(acc, total, L, mcw):
-                g = split_gain(acc, total, L, crit, lam)
-                if g > best_gain:
-                    best_gain = g
-                    best_f = f
-                    best_b = b
-                    best_dl = False
-                    best_left[:] = acc
-        if has_missing:
-            # backward: missing goes left; left = missing + bins <= b
-            for w in range(W):
-                acc[w] = total[w]
-            for b in range(nb):
-                if hist[o0 + b, W - 1] > 0.0:
-                    for w in range(W):
-                        acc[w] -= hist[o0 + b, w]
-            # acc now holds the missing sums
-            for b in range(nb - 1):
+        if present < 0.5:
+            continue        # every row misses f: no cut separates anything
+        has_missing = n_total - present > 0.5
+        for backward in range(2 if has_missing else 1):
+            if backward == 0:
+                # forward scan: missing goes right
+                for w in range(W):
+                    acc[w] = 0.0
+                last = nb if has_missing else nb - 1
+            else:
+                # backward: missing goes left; left = missing + bins <= b
+                for w in range(W):
+                    acc[w] = total[w]
+                for b in range(nb):
+                    if hist[o0 + b, W - 1] > 0.0:
+                        for w in range(W):
+                            acc[w] -= hist[o0 + b, w]
+                last = nb - 1       # acc now holds the missing sums
+            for b in range(last):
                 if hist[o0 + b, W - 1] <= 0.0:
                     continue
                 for w in range(W):
                     acc[w] += hist[o0 + b, w]
-                if _valid(acc, total, L, mcw):
-                    g = split_gain(acc, total, L, crit, lam)
-                    if g > best_gain:
-                        best_gain = g
-                        best_f = f
-                        best_b = b
-                        best_dl = True
-                        best_left[:] = acc
+                cl = acc[W - 1]
+                if cl < 0.5 or n_total - cl < 0.5:
+                    continue
+                checked = False
+                if L <= 4:
+                    hl = 0.0
+                    for j in range(L):
+                        hl += acc[L + j]
+                    if not (hl >= mcw and (h_total - hl) >= mcw):
+                        continue
+                    checked = True
+                if L == 1:
+                    g = (label_score(acc[0], acc[1], crit, lam)
+                         + label_score(total[0] - acc[0], total[1] - acc[1], crit, lam))
+                    g = g - parent_agg if is_max else g - parent[0]
+                else:
+                    for j in range(L):
+                        gl = acc[j]
+                        hl = acc[L + j]
+                        sl[j] = label_score(gl, hl, crit, lam)
+                        sr[j] = label_score(total[j] - gl, total[L + j] - hl, crit, lam)
+                    if is_max:
+                        ml = -np.inf
+                        mr = -np.inf
+                        for j in range(L):
+                            if sl[j] > ml:
+                                ml = sl[j]
+                            if sr[j] > mr:
+                                mr = sr[j]
+                        g = ml + mr - parent_agg
+                    else:
+                        g = 0.0
+                        for j in range(L):
+                            g += sl[j] + sr[j] - parent[j]
+                if not g > best_gain:
+                    continue
+                if not checked:
+                    hl = 0.0
+                    for j in range(L):
+                        hl += acc[L + j]
+                    if not (hl >= mcw and (h_total - hl) >= mcw):
+                        continue
+                best_gain = g
+                best_f = f
+                best_b = b
+                best_dl = backward == 1
+                best_left[:] = acc
     return best_gain, best_f, best_b, best_dl
 
 
@@ -342,20 +377,35 @@ def _unbuild(dense, codes, indptr, indices, bins, feat_off, fmask, rows, start, 
 
 
 @njit(cache=True)
+def _take_slot(pool, clean, free, n_free):
+    """A zeroed histogram buffer from the free list: ``(slot, n_free)``."""
+    n_free -= 1
+    slot = free[n_free]
+    if not clean[slot]:
+        pool[slot, :, :] = 0.0
+    clean[slot] = False
+    return slot, n_free
+
+
+@njit(cache=True)
 def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
-              L, max_depth, crit, lam, gamma, mcw, eta, pool, clean, tmp,
+              L, max_depth, crit, lam, gamma, mcw, eta, pool, clean, tmp, sums,
               node_feat, node_bin, node_dl, node_left, node_right, node_gain, node_value):
     """Grow one tree depth-first (the same tree as level-wise growth: no leaf limit).
 
     Histograms live in a pool of buffers (``clean[s]``: buffer ``s`` is all zero; the
     flags persist across trees).  For a large node the smaller child is built from its
     rows and the larger one is the parent's histogram minus the smaller (the
-    subtraction trick, in the parent's buffer).  When a node has so few rows that
-    building both children costs less than touching every bin, both are built from
-    their rows and their buffers are cleaned afterwards by zeroing only the bins their
-    rows touched.  Splits whose gain is below ``gamma`` are pruned bottom-up
+    subtraction trick, in the parent's buffer; with many labels the bins the smaller
+    child has no row in, exactly zero there, are skipped).  When a node has so few rows
+    that building both children costs less than touching every bin, each child is
+    built from its rows when it is expanded, and its buffer is cleaned afterwards by
+    zeroing only the bins its rows touched.  So at most one buffer per level where the
+    walk entered the smaller child (at most log2(rows) levels) plus the current one are
+    in use, however deep the tree.  Splits whose gain is below ``gamma`` are pruned bottom-up
     afterwards, as XGBoost does.  Leaf values are ``eta * (-G_j / (H_j + lam))``.
-    Returns the number of nodes.
+    ``sums`` (at least ``node_feat.shape[0]`` rows of W) is scratch for the nodes'
+    gradient sums.  Returns the number of nodes.
     """
     W = 2 * L + 1
     m = rows.shape[0]
@@ -369,11 +419,13 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
     n_free = n_slots
     for s in range(n_slots):
         free[s] = n_slots - 1 - s
-    max_nodes = node_feat.shape[0]
-    sums = np.zeros((max_nodes, W))
     acc = np.empty(W)
     left_sum = np.empty(W)
-    # stack of (node, start, end, depth, slot, built-from-rows)
+    parent = np.empty(L)
+    sl = np.empty(L)
+    sr = np.empty(L)
+    # stack of (node, start, end, depth, slot, built-from-rows); slot -1: build the
+    # node's histogram from its rows when it is popped
     st_node = np.empty(2 * max_depth + 4, dtype=np.int64)
     st_start = np.empty_like(st_node)
     st_end = np.empty_like(st_node)
@@ -382,6 +434,8 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
     st_rows = np.empty(2 * max_depth + 4, dtype=np.bool_)
     sp = 0
 
+    for w in range(W):
+        sums[0, w] = 0.0
     for k in range(m):
         r = rows[k]
         for w in range(W):
@@ -395,17 +449,11 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
     node_gain[0] = 0.0
     if max_depth == 0 or m < 2:
         return n_nodes
-    n_free -= 1
-    slot = free[n_free]
-    if not clean[slot]:
-        pool[slot, :, :] = 0.0
-    clean[slot] = False
-    _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, 0, m, GH, pool[slot])
     st_node[0] = 0
     st_start[0] = 0
     st_end[0] = m
     st_depth[0] = 0
-    st_slot[0] = slot
+    st_slot[0] = -1
     st_rows[0] = True
     sp = 1
     while sp > 0:
@@ -416,8 +464,12 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
         depth = st_depth[sp]
         slot = st_slot[sp]
         from_rows = st_rows[sp]
+        if slot < 0:
+            slot, n_free = _take_slot(pool, clean, free, n_free)
+            _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, start, end,
+                   GH, pool[slot])
         gain, f, b, dl = best_split(pool[slot], feat_off, feats, sums[nid], L, crit, lam,
-                                    mcw, acc, left_sum)
+                                    mcw, acc, left_sum, parent, sl, sr)
         split = f >= 0
         if split:
             mid = _partition(dense, codes, indptr, indices, bins, rows, start, end, f, b, dl,
@@ -455,29 +507,20 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
             if not split or depth + 1 >= max_depth:
                 continue
         if direct:
+            # right pushed first so the left child is expanded first; each child's
+            # histogram is built from its rows when it is popped
             for c, s0, s1 in ((rc, mid, end), (lc, start, mid)):
-                n_free -= 1
-                cs = free[n_free]
-                if not clean[cs]:
-                    pool[cs, :, :] = 0.0
-                clean[cs] = False
-                _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, s0, s1,
-                       GH, pool[cs])
                 st_node[sp] = c
                 st_start[sp] = s0
                 st_end[sp] = s1
                 st_depth[sp] = depth + 1
-                st_slot[sp] = cs
+                st_slot[sp] = -1
                 st_rows[sp] = True
                 sp += 1
             continue
         nl = mid - start
         nr = end - mid
-        n_free -= 1
-        small = free[n_free]
-        if not clean[small]:
-            pool[small, :, :] = 0.0
-        clean[small] = False
+        small, n_free = _take_slot(pool, clean, free, n_free)
         if nl <= nr:
             s0, s1, small_node, big_node = start, mid, lc, rc
         else:
@@ -486,9 +529,15 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
                pool[small])
         big = pool[slot]
         sm = pool[small]
-        for q in range(big.shape[0]):
-            for w in range(W):
-                big[q, w] -= sm[q, w]
+        if W >= 16:
+            for q in range(big.shape[0]):
+                if sm[q, W - 1] != 0.0:     # an untouched bin of the smaller child is all 0
+                    for w in range(W):
+                        big[q, w] -= sm[q, w]
+        else:                               # narrow rows: one vectorised pass is cheaper
+            for q in range(big.shape[0]):
+                for w in range(W):
+                    big[q, w] -= sm[q, w]
         # push the bigger child first so the smaller one is expanded first
         for c, cs, fr in ((big_node, slot, False), (small_node, small, True)):
             st_node[sp] = c

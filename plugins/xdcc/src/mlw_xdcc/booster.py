@@ -44,8 +44,9 @@ class BoosterParams:
         if int(self.n_estimators) != self.n_estimators or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be a positive integer, got "
                              f"{self.n_estimators!r}")
-        if int(self.max_depth) != self.max_depth or not 0 <= self.max_depth <= 30:
-            raise ValueError(f"max_depth must be an integer in [0, 30], got {self.max_depth!r}")
+        if int(self.max_depth) != self.max_depth or self.max_depth < 0:
+            raise ValueError(f"max_depth must be a non-negative integer, got "
+                             f"{self.max_depth!r}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
         if not self.reg_lambda >= 0:
@@ -83,6 +84,16 @@ class TreeEnsemble:
     @property
     def n_trees(self) -> int:
         return int(self.roots.shape[0])
+
+    def depth_reached(self) -> int:
+        """The depth of the deepest node over all trees (0: only roots).  A refit with
+        any ``max_depth >= depth_reached()`` grows the very same trees, since no node at
+        that depth was split."""
+        depth = np.zeros(self.feature.shape[0], dtype=np.int64)
+        internal = np.flatnonzero(self.left >= 0)     # parents come before children
+        for i in internal:
+            depth[self.left[i]] = depth[self.right[i]] = depth[i] + 1
+        return int(depth.max()) if depth.size else 0
 
     def tree(self, t: int) -> dict[str, np.ndarray]:
         """Tree ``t`` as arrays with node ids relative to its root (for inspection)."""
@@ -160,6 +171,13 @@ def prior_margin(Y: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
+def pool_slots(n: int, depth: int) -> int:
+    """Histogram buffers one tree on ``n`` rows can hold at once (``K.grow_tree``): one
+    per level where the walk went into the smaller child (at most log2(n) + 1 levels,
+    and at most ``depth``), the current node's and the smaller child's being built."""
+    return int(min(depth, np.ceil(np.log2(max(n, 2))) + 1)) + 3
+
+
 def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
                  seed: int = 0, mask: np.ndarray | None = None,
                  base_margin: np.ndarray | None = None) -> tuple[TreeEnsemble, np.ndarray]:
@@ -180,12 +198,14 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
     W = 2 * L + 1
     GH = np.empty((n, W))
     d = B.n_features
-    depth = int(params.max_depth)
+    # a tree on n rows is never deeper than n - 1 (each split leaves a row per side)
+    depth = int(min(params.max_depth, max(n - 1, 0)))
     max_nodes = int(min(2 ** (depth + 1) - 1, 2 * n - 1))
-    n_slots = int(min(depth, np.ceil(np.log2(max(n, 2))) + 1)) + 3
+    n_slots = pool_slots(n, depth)
     pool = np.zeros((n_slots, max(B.total_bins, 1), W))
     clean = np.ones(n_slots, dtype=np.bool_)
     tmp = np.empty(n, dtype=np.int64)
+    sums = np.empty((max_nodes, W))
     nf = np.empty(max_nodes, np.int32)
     nb = np.empty(max_nodes, np.int32)
     ndl = np.empty(max_nodes, np.bool_)
@@ -215,7 +235,8 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
         k = K.grow_tree(B.dense, B.codes, B.indptr, B.indices, B.bins, B.feat_off, fmask,
                         feats, GH, rows, L, depth, crit, float(params.reg_lambda),
                         float(params.gamma), float(params.min_child_weight),
-                        float(params.learning_rate), pool, clean, tmp, nf, nb, ndl, nl, nr, ng, nv)
+                        float(params.learning_rate), pool, clean, tmp, sums, nf, nb, ndl, nl,
+                        nr, ng, nv)
         K.add_tree_binned(B.dense, B.codes, B.indptr, B.indices, B.bins, nf, nb, ndl, nl, nr,
                           nv, margin)
         roots[t] = offset

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +14,22 @@ from mlw_xdcc import _kernels as K
 from mlw_xdcc._common import BoostedParamsMixin, augment, dense_labels
 from mlw_xdcc.binning import append_binary_block, bin_matrix, cuts_of
 from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
+
+#: the default chain length never exceeds this many rounds (issue 19: a chain of c rounds
+#: costs about c ML-XGB fits; the README gives the measurements behind the value)
+MAX_DEFAULT_CHAIN_LENGTH = 3
+
+
+def default_chain_length(cardinality: float, n_labels: int) -> int:
+    """The chain length ``XDCC(chain_length=None)`` uses: ``ceil(cardinality) + 1``, at
+    most :data:`MAX_DEFAULT_CHAIN_LENGTH` and at most ``n_labels``.
+
+    >>> [default_chain_length(c, L) for c, L in ((1.07, 6), (4.24, 14), (26.0, 174))]
+    [3, 3, 3]
+    >>> default_chain_length(0.9, 6), default_chain_length(3.0, 1)
+    (2, 1)
+    """
+    return int(max(1, min(math.ceil(cardinality) + 1, MAX_DEFAULT_CHAIN_LENGTH, n_labels)))
 
 
 class ChainState:
@@ -69,8 +86,13 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
     the maximum over rounds; XDCC-cum) or on the last round's (``cumulated=False``,
     XDCC-std).  ``predict_proba`` returns the matching marginals.
 
-    ``chain_length``: number of rounds (``None``: the training label cardinality
-    rounded up, plus one; never more than the number of labels).
+    ``chain_length``: number of rounds (``None``: :func:`default_chain_length`, the
+    training label cardinality rounded up plus one, at most
+    :data:`MAX_DEFAULT_CHAIN_LENGTH` = 3 and at most the number of labels).  Each round
+    costs about one ML-XGB fit, so the cap bounds the default fit time whatever the
+    cardinality; XDCC-cum converges in the first rounds (the paper's Figure 2; see the
+    README for the measurements behind the cap).  ``round_seconds_`` holds the process
+    CPU time at the end of each training round.
 
     ``propagation``: how the *training* instances' labels are propagated.
     ``"in_sample"`` (default, the paper's): with the training predictions of the
@@ -123,7 +145,7 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
         Yd = dense_labels(Y)
         n, L = Yd.shape
         if self.chain_length is None:
-            c = math.ceil(self.label_cardinality_) + 1
+            c = default_chain_length(self.label_cardinality_, L)
         else:
             c = self.chain_length
             if isinstance(c, bool) or int(c) != c or c < 1:
@@ -137,6 +159,8 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
                      for k in range(self.propagation_folds)]
         state = ChainState(n, L)
         self.ensembles_: list[TreeEnsemble] = []
+        self.round_seconds_: list[float] = []
+        t0 = time.process_time()
         for r in range(self.chain_length_):
             seed = int(self.random_state) + r
             B = append_binary_block(B0, state.values)
@@ -144,6 +168,7 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
             self.ensembles_.append(ens)
             if folds is None:
                 state.step(_sigmoid(margin))
+                self.round_seconds_.append(time.process_time() - t0)
                 continue
             P = np.empty((n, L))
             for k in range(self.propagation_folds):
@@ -152,6 +177,7 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
                                         Yd[a], params, seed=seed, mask=1 - state.frozen[a])
                 P[b] = ens_k.predict_proba(augment(X[b], state.values[b]))
             state.step(P)
+            self.round_seconds_.append(time.process_time() - t0)
         self.train_state_ = state
 
     def _propagation_folds(self, n: int) -> np.ndarray | None:
