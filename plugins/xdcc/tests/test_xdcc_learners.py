@@ -143,3 +143,67 @@ def test_pickle_round_trip(cls):
     m2 = pickle.loads(pickle.dumps(m))
     np.testing.assert_array_equal(m2.predict(X), m.predict(X))
     np.testing.assert_array_equal(m2.predict_proba(X), m.predict_proba(X))
+
+
+@pytest.mark.parametrize("cls", [XDCC, CCXGB])
+def test_predict_with_scores_walks_the_chain_once(cls, monkeypatch):
+    """Issue 14: the joint learners' decision and marginals come from one pass of the
+    chain: as many booster evaluations as ``predict`` alone, and the same values."""
+    from mlw_xdcc.booster import TreeEnsemble
+
+    X, Y = _toy()
+    m = cls(n_estimators=4, max_depth=3, **({"chain_length": 3} if cls is XDCC else {}))
+    m.fit(X, Y)
+    calls = []
+    original = TreeEnsemble.decision_function
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(TreeEnsemble, "decision_function", counting)
+    D = m.predict(X)
+    one_pass = len(calls)
+    assert one_pass == 3           # three labels (CC) or three rounds (XDCC)
+    calls.clear()
+    P = m.predict_proba(X)
+    calls.clear()
+    D2, S = m.predict_with_scores(X)
+    assert len(calls) == one_pass
+    np.testing.assert_array_equal(D2, D)
+    np.testing.assert_array_equal(S, P)
+
+
+def test_booster_parameters_are_declared_once():
+    """Issue 14: every learner takes the same booster parameters, with the same defaults
+    and documentation, from one declaration (BoosterParams)."""
+    import dataclasses
+    import inspect
+
+    from mlw_xdcc import BoosterParams
+
+    booster = {f.name: f.default for f in dataclasses.fields(BoosterParams)}
+    learners = mlw.list_learners()
+    for name, cls in (("xdcc", XDCC), ("ml_xgb", MLXGB), ("br_xgb", BRXGB), ("cc_xgb", CCXGB)):
+        sig = inspect.signature(cls).parameters
+        assert {k: sig[k].default for k in booster} == booster, name
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in sig.values()), name
+        spec = learners[name]
+        assert set(spec.param_docs) == set(spec.signature_params()), name
+        assert all(spec.param_docs[k] == BoosterParams.__dataclass_fields__[k].metadata["doc"]
+                   for k in booster)
+        assert repr(cls(max_depth=3)) == f"{cls.__name__}(max_depth=3)"
+
+
+@pytest.mark.parametrize(("param", "value", "message"), [
+    ("n_estimators", 0, "parameter 'n_estimators' must be an integer >= 1, got 0"),
+    ("learning_rate", 0.0, "parameter 'learning_rate' must be a number > 0, got 0.0"),
+    ("subsample", 1.5, "parameter 'subsample' must be a number > 0 and <= 1, got 1.5"),
+    ("split", "max", "parameter 'split' must be a string one of 'sum_gain'"),
+    ("max_bin", 1, "parameter 'max_bin' must be an integer >= 2 and <= 65535, got 1"),
+])
+def test_booster_parameter_checks(param, value, message):
+    X, Y = _toy(40)
+    for cls in ALL:
+        with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+            cls(**{"n_estimators": 2, param: value}).fit(X, Y)

@@ -30,7 +30,7 @@ def _naive_out_of_fold_state(model: XDCC, X, Y, k: int) -> ChainState:
     data's quantile cuts, the same mask) predict their held-out fold, and those
     probabilities drive Eq. (8) on the training rows."""
     n, L = Y.shape
-    params = model._booster_params()
+    params = model.booster_params()
     folds = np.random.default_rng(model.random_state).permutation(n) % k
     edges, off = cuts_of(X, model.max_bin)
     state = ChainState(n, L)
@@ -103,9 +103,12 @@ def test_out_of_fold_training_propagation_is_as_wrong_as_on_test(mulan_dir):
 
 
 @pytest.mark.parametrize("kw, msg", [
-    (dict(propagation="oof"), "propagation must be 'in_sample' or 'out_of_fold'"),
-    (dict(propagation="out_of_fold", propagation_folds=1), "propagation_folds must be"),
-    (dict(propagation="out_of_fold", propagation_folds=2.5), "propagation_folds must be"),
+    (dict(propagation="oof"),
+     "parameter 'propagation' must be a string one of 'in_sample', 'out_of_fold', got 'oof'"),
+    (dict(propagation="out_of_fold", propagation_folds=1),
+     "parameter 'propagation_folds' must be an integer >= 2, got 1"),
+    (dict(propagation="out_of_fold", propagation_folds=2.5),
+     "parameter 'propagation_folds' must be an integer >= 2, got 2.5"),
     (dict(propagation="out_of_fold", propagation_folds=500), "more than the 150"),
 ])
 def test_bad_propagation_settings_are_clear_errors(kw, msg):

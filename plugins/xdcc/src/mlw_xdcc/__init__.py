@@ -16,10 +16,10 @@ __version__ = "0.1.0"
 #: scikit-learn.
 _LAZY = {
     "BRXGB": "mlw_xdcc.ml_xgb",
-    "BoosterParams": "mlw_xdcc.booster",
+    "BoosterParams": "mlw_xdcc._params",
     "CCXGB": "mlw_xdcc.cc_xgb",
     "MLXGB": "mlw_xdcc.ml_xgb",
-    "SPLIT_CRITERIA": "mlw_xdcc.booster",
+    "SPLIT_CRITERIA": "mlw_xdcc._params",
     "TreeEnsemble": "mlw_xdcc.booster",
     "XDCC": "mlw_xdcc.xdcc",
     "fit_ensemble": "mlw_xdcc.booster",
@@ -51,7 +51,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from mlw_xdcc.booster import SPLIT_CRITERIA, BoosterParams, TreeEnsemble, fit_ensemble
+    from mlw_xdcc._params import SPLIT_CRITERIA, BoosterParams
+    from mlw_xdcc.booster import TreeEnsemble, fit_ensemble
     from mlw_xdcc.cc_xgb import CCXGB
     from mlw_xdcc.ml_xgb import BRXGB, MLXGB
     from mlw_xdcc.xdcc import XDCC

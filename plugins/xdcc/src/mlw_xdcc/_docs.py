@@ -1,20 +1,28 @@
-"""Documentation of the booster parameters, shared by every learner of the plugin.
+"""Documentation of every learner parameter, for the registrations in ``plugin.py``.
 
-Kept in a module of its own, with no imports, so that registering the plugin
-(``plugin.py``) imports neither numba nor the estimators.
+The booster parameters' documentation lives with their declaration
+(:mod:`mlw_xdcc._params`); the learner-specific ones are here.  Neither module imports
+numba or the estimators, so registering the plugin stays cheap.
 """
 
-BOOSTER_PARAM_DOCS = {
-    "n_estimators": "boosting rounds (trees) per booster",
-    "max_depth": "maximum tree depth",
-    "learning_rate": "shrinkage eta applied to every leaf weight",
-    "reg_lambda": "L2 regularisation lambda of the leaf weights (the paper's epsilon)",
-    "gamma": "minimum split loss: splits gaining less are pruned bottom-up",
-    "min_child_weight": "minimum hessian sum (over labels) in a child",
-    "subsample": "fraction of training rows drawn (Bernoulli) for each tree",
-    "colsample_bytree": "fraction of features drawn for each tree",
-    "split": "split criterion of Table 1: sum_gain, max_gain, sum_weight, max_weight, "
-             "sum_abs_g, max_abs_g",
-    "max_bin": "maximum number of quantile bins per feature",
-    "random_state": "seed of row/column subsampling (and of the CC label order)",
+from mlw_xdcc._params import BOOSTER_PARAM_DOCS
+
+__all__ = ["BOOSTER_PARAM_DOCS", "CC_DOCS", "THRESHOLD_DOCS", "XDCC_DOCS"]
+
+THRESHOLD_DOCS = {
+    "threshold": "thresholding strategy applied to predict_proba (default 'fixed': 0.5)",
+}
+
+XDCC_DOCS = {
+    "chain_length": "rounds of the dynamic chain (default: ceil(label cardinality) + 1, "
+                    "at most 3 and at most the number of labels)",
+    "cumulated": "Eq. 9: non-propagated labels take the max over rounds (XDCC-cum); "
+                 "False: the last round's (XDCC-std)",
+    "propagation": "training labels propagated with in_sample predictions (the paper's) "
+                   "or out_of_fold ones (an extension)",
+    "propagation_folds": "folds of out_of_fold propagation (default 5)",
+}
+
+CC_DOCS = {
+    "order": "label order: None for random (random_state) or a permutation of range(L)",
 }

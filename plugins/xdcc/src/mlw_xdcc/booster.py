@@ -17,48 +17,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlw_xdcc import _kernels as K
+from mlw_xdcc._params import SPLIT_CRITERIA, BoosterParams
 from mlw_xdcc.binning import BinnedMatrix
 
-#: split criteria of the paper's Table 1, in kernel code order
-SPLIT_CRITERIA = ("sum_gain", "max_gain", "sum_weight", "max_weight", "sum_abs_g", "max_abs_g")
-
-
-@dataclass(frozen=True)
-class BoosterParams:
-    """Hyper-parameters of one boosted ensemble (names as in XGBoost)."""
-
-    n_estimators: int = 100
-    max_depth: int = 6
-    learning_rate: float = 0.3
-    reg_lambda: float = 1.0
-    gamma: float = 0.0
-    min_child_weight: float = 1.0
-    subsample: float = 1.0
-    colsample_bytree: float = 1.0
-    split: str = "sum_gain"
-
-    def validate(self) -> None:
-        if self.split not in SPLIT_CRITERIA:
-            raise ValueError(f"split must be one of {', '.join(SPLIT_CRITERIA)}; got "
-                             f"{self.split!r}")
-        if int(self.n_estimators) != self.n_estimators or self.n_estimators < 1:
-            raise ValueError(f"n_estimators must be a positive integer, got "
-                             f"{self.n_estimators!r}")
-        if int(self.max_depth) != self.max_depth or self.max_depth < 0:
-            raise ValueError(f"max_depth must be a non-negative integer, got "
-                             f"{self.max_depth!r}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
-        if not self.reg_lambda >= 0:
-            raise ValueError(f"reg_lambda must be >= 0, got {self.reg_lambda!r}")
-        if not self.gamma >= 0:
-            raise ValueError(f"gamma must be >= 0, got {self.gamma!r}")
-        if not self.min_child_weight >= 0:
-            raise ValueError(f"min_child_weight must be >= 0, got {self.min_child_weight!r}")
-        for name in ("subsample", "colsample_bytree"):
-            v = getattr(self, name)
-            if not 0 < v <= 1:
-                raise ValueError(f"{name} must be in (0, 1], got {v!r}")
+__all__ = ["SPLIT_CRITERIA", "BoosterParams", "TreeEnsemble", "fit_ensemble", "pool_slots",
+           "prior_margin"]
 
 
 @dataclass
@@ -182,7 +145,9 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
                  seed: int = 0, mask: np.ndarray | None = None,
                  base_margin: np.ndarray | None = None) -> tuple[TreeEnsemble, np.ndarray]:
     """Boost ``params.n_estimators`` trees on binned features ``B`` for the 0/1 labels
-    ``Y`` (dense uint8, (n, L)).
+    ``Y`` (dense uint8, (n, L)); ``params`` as validated by
+    :meth:`BoosterParams.booster_params` (``max_bin`` and ``random_state`` are not used
+    here: the features are binned already and ``seed`` draws the subsamples).
 
     ``mask`` (uint8, (n, L)) zeroes the gradient and hessian of an instance's label
     where it is 0 (the dynamic chain's separate-and-conquer).  Returns the ensemble and

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import mlw
 from mlw.validation import check_Y
-from mlw_xdcc._common import BoostedParamsMixin, augment, dense_labels
+from mlw_xdcc._common import augment, dense_labels
+from mlw_xdcc._params import BoosterParams
 from mlw_xdcc.binning import append_binary_block, bin_matrix, cuts_of
 from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 
 
-class CCXGB(BoostedParamsMixin, mlw.MultiLabelLearner):
+@dataclass(kw_only=True, repr=False, eq=False)
+class CCXGB(BoosterParams, mlw.MultiLabelLearner):
     """Classifier chain: label ``order[k]`` is learned from ``[x, y_order[0..k-1]]``.
 
     Training appends the true values of the previous labels (the usual CC training);
@@ -23,50 +26,34 @@ class CCXGB(BoostedParamsMixin, mlw.MultiLabelLearner):
     greedy path and ``log_proba_of(X, Y)`` the chain's exact log P(y | x).
 
     ``order``: ``None`` for a random order drawn from ``random_state``, or a
-    permutation of ``range(L)``.
+    permutation of ``range(L)``; the booster parameters are :class:`BoosterParams`'.
     """
 
     _allow_nan = True
     _joint_prediction = True
 
-    def __init__(self, *, n_estimators: int = 100, max_depth: int = 6,
-                 learning_rate: float = 0.3, reg_lambda: float = 1.0, gamma: float = 0.0,
-                 min_child_weight: float = 1.0, subsample: float = 1.0,
-                 colsample_bytree: float = 1.0, split: str = "sum_gain", max_bin: int = 256,
-                 order: Sequence[int] | None = None, random_state: int = 0) -> None:
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.learning_rate = learning_rate
-        self.reg_lambda = reg_lambda
-        self.gamma = gamma
-        self.min_child_weight = min_child_weight
-        self.subsample = subsample
-        self.colsample_bytree = colsample_bytree
-        self.split = split
-        self.max_bin = max_bin
-        self.order = order
-        self.random_state = random_state
+    order: Sequence[int] | None = None
 
     def _fit(self, X: Any, Y: Any) -> None:
-        params = self._booster_params()
+        params = self.booster_params()
         Yd = dense_labels(Y)
         L = Yd.shape[1]
         if self.order is None:
-            order = np.random.default_rng(self.random_state).permutation(L)
+            order = np.random.default_rng(params.random_state).permutation(L)
         else:
             order = np.asarray(self.order)
             if order.ndim != 1 or sorted(order.tolist()) != list(range(L)):
                 raise ValueError(f"order must be a permutation of range({L}), got "
                                  f"{list(self.order)!r}")
         self.order_ = order.astype(np.int64)
-        edges, edge_off = cuts_of(X, self.max_bin)
+        edges, edge_off = cuts_of(X, params.max_bin)
         B0 = bin_matrix(X, edges, edge_off)
         self.ensembles_: list[TreeEnsemble] = []
         for k, j in enumerate(self.order_):
             prev = Yd[:, self.order_[:k]].astype(np.float64)
             B = append_binary_block(B0, prev) if k else B0
             ens, _ = fit_ensemble(B, Yd[:, j:j + 1], params,
-                                  seed=int(self.random_state) + k)
+                                  seed=params.random_state + k)
             self.ensembles_.append(ens)
 
     def _chain(self, X: Any, Y_given: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -111,6 +98,12 @@ class CCXGB(BoostedParamsMixin, mlw.MultiLabelLearner):
 
     def _predict(self, X: Any) -> np.ndarray:
         return self._chain(X, None)[1]
+
+    def _predict_with_scores(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The greedy chain's decisions and the probabilities met along it, from one
+        walk of the chain."""
+        P, D = self._chain(X, None)
+        return D, P
 
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """log P(y | x) of the given label vectors under the chain, shape (n,)."""

@@ -4,39 +4,26 @@ label), both thresholded by the core's strategies (``threshold="fixed"``: 0.5)."
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import mlw
-from mlw_xdcc._common import BoostedParamsMixin, dense_labels
+from mlw_xdcc._common import dense_labels
+from mlw_xdcc._params import BoosterParams
 from mlw_xdcc.binning import bin_matrix, cuts_of
 from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 
 
-class _ThresholdedBooster(BoostedParamsMixin, mlw.MultiLabelLearner):
-    """The parameters ML-XGB and BR-XGB share (one ``__init__`` for both, so their
-    parameter lists cannot drift apart); scores are thresholded by the core."""
+@dataclass(kw_only=True, repr=False, eq=False)
+class _ThresholdedBooster(BoosterParams, mlw.MultiLabelLearner):
+    """The booster parameters (:class:`BoosterParams`, declared once for every learner
+    of the plugin) plus ``threshold``; scores are thresholded by the core."""
 
     _allow_nan = True
 
-    def __init__(self, *, n_estimators: int = 100, max_depth: int = 6,
-                 learning_rate: float = 0.3, reg_lambda: float = 1.0, gamma: float = 0.0,
-                 min_child_weight: float = 1.0, subsample: float = 1.0,
-                 colsample_bytree: float = 1.0, split: str = "sum_gain", max_bin: int = 256,
-                 threshold: Any = "fixed", random_state: int = 0) -> None:
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.learning_rate = learning_rate
-        self.reg_lambda = reg_lambda
-        self.gamma = gamma
-        self.min_child_weight = min_child_weight
-        self.subsample = subsample
-        self.colsample_bytree = colsample_bytree
-        self.split = split
-        self.max_bin = max_bin
-        self.threshold = threshold
-        self.random_state = random_state
+    threshold: Any = "fixed"
 
     def staged_predict_proba(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
         """``predict_proba`` of the first ``k`` boosting rounds for each ``k`` of the
@@ -58,6 +45,7 @@ class _ThresholdedBooster(BoostedParamsMixin, mlw.MultiLabelLearner):
         raise NotImplementedError  # pragma: no cover - overridden
 
 
+@dataclass(kw_only=True, repr=False, eq=False)
 class MLXGB(_ThresholdedBooster):
     """Gradient-boosted trees whose leaves hold one weight per label (ML-XGB).
 
@@ -77,12 +65,12 @@ class MLXGB(_ThresholdedBooster):
     """
 
     def _fit(self, X: Any, Y: Any) -> None:
-        params = self._booster_params()
+        params = self.booster_params()
         Yd = dense_labels(Y)
-        edges, edge_off = cuts_of(X, self.max_bin)
+        edges, edge_off = cuts_of(X, params.max_bin)
         self.ensemble_: TreeEnsemble
         self.ensemble_, _ = fit_ensemble(bin_matrix(X, edges, edge_off), Yd, params,
-                                         seed=int(self.random_state))
+                                         seed=params.random_state)
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self.ensemble_.predict_proba(X)
@@ -96,17 +84,18 @@ class MLXGB(_ThresholdedBooster):
         return self.ensemble_.decision_function(self._validate_X(X, reset=False))
 
 
+@dataclass(kw_only=True, repr=False, eq=False)
 class BRXGB(_ThresholdedBooster):
     """Binary relevance with the same booster: one single-label ensemble per label."""
 
     def _fit(self, X: Any, Y: Any) -> None:
-        params = self._booster_params()
+        params = self.booster_params()
         Yd = dense_labels(Y)
-        edges, edge_off = cuts_of(X, self.max_bin)
+        edges, edge_off = cuts_of(X, params.max_bin)
         B = bin_matrix(X, edges, edge_off)
         self.ensembles_: list[TreeEnsemble] = []
         for j in range(Yd.shape[1]):
-            ens, _ = fit_ensemble(B, Yd[:, j:j + 1], params, seed=int(self.random_state) + j)
+            ens, _ = fit_ensemble(B, Yd[:, j:j + 1], params, seed=params.random_state + j)
             self.ensembles_.append(ens)
 
     def _predict_proba(self, X: Any) -> np.ndarray:

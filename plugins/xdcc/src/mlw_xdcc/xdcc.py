@@ -5,13 +5,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import mlw
+from mlw.validation import check_param
 from mlw_xdcc import _kernels as K
-from mlw_xdcc._common import BoostedParamsMixin, augment, dense_labels
+from mlw_xdcc._common import augment, dense_labels
+from mlw_xdcc._params import BoosterParams
 from mlw_xdcc.binning import append_binary_block, bin_matrix, cuts_of
 from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 
@@ -69,7 +72,8 @@ class ChainState:
         return np.where(self.frozen == 1, self.values == 1.0, free).astype(np.uint8)
 
 
-class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
+@dataclass(kw_only=True, repr=False, eq=False)
+class XDCC(BoosterParams, mlw.MultiLabelLearner):
     """Extreme gradient boosted dynamic classifier chain (XDCC).
 
     Round ``r = 1..chain_length`` boosts a multi-label booster (ML-XGB) on
@@ -118,41 +122,22 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
     _allow_nan = True
     _joint_prediction = True
 
-    def __init__(self, *, chain_length: int | None = None, cumulated: bool = True,
-                 n_estimators: int = 100, max_depth: int = 6, learning_rate: float = 0.3,
-                 reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0,
-                 subsample: float = 1.0, colsample_bytree: float = 1.0,
-                 split: str = "sum_gain", max_bin: int = 256, random_state: int = 0,
-                 propagation: str = "in_sample", propagation_folds: int = 5) -> None:
-        self.chain_length = chain_length
-        self.cumulated = cumulated
-        self.propagation = propagation
-        self.propagation_folds = propagation_folds
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.learning_rate = learning_rate
-        self.reg_lambda = reg_lambda
-        self.gamma = gamma
-        self.min_child_weight = min_child_weight
-        self.subsample = subsample
-        self.colsample_bytree = colsample_bytree
-        self.split = split
-        self.max_bin = max_bin
-        self.random_state = random_state
+    chain_length: int | None = None
+    cumulated: bool = True
+    propagation: str = "in_sample"
+    propagation_folds: int = 5
 
     def _fit(self, X: Any, Y: Any) -> None:
-        params = self._booster_params()
+        params = self.booster_params()
         Yd = dense_labels(Y)
         n, L = Yd.shape
-        if self.chain_length is None:
+        c = check_param("chain_length", self.chain_length, int, low=1, allow_none=True)
+        check_param("cumulated", self.cumulated, bool)
+        if c is None:
             c = default_chain_length(self.label_cardinality_, L)
-        else:
-            c = self.chain_length
-            if isinstance(c, bool) or int(c) != c or c < 1:
-                raise ValueError(f"chain_length must be a positive integer or None, got {c!r}")
         self.chain_length_ = int(min(c, L))
         folds = self._propagation_folds(n)
-        edges, edge_off = cuts_of(X, self.max_bin)
+        edges, edge_off = cuts_of(X, params.max_bin)
         B0 = bin_matrix(X, edges, edge_off)
         if folds is not None:
             B0_in = [bin_matrix(X[folds != k], edges, edge_off)
@@ -162,7 +147,7 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
         self.round_seconds_: list[float] = []
         t0 = time.process_time()
         for r in range(self.chain_length_):
-            seed = int(self.random_state) + r
+            seed = params.random_state + r
             B = append_binary_block(B0, state.values)
             ens, margin = fit_ensemble(B, Yd, params, seed=seed, mask=1 - state.frozen)
             self.ensembles_.append(ens)
@@ -182,17 +167,13 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
 
     def _propagation_folds(self, n: int) -> np.ndarray | None:
         """Fold id of each training row for out-of-fold propagation (None: in-sample)."""
-        if self.propagation == "in_sample":
+        k = check_param("propagation_folds", self.propagation_folds, int, low=2)
+        if check_param("propagation", self.propagation, str,
+                       choices=("in_sample", "out_of_fold")) == "in_sample":
             return None
-        if self.propagation != "out_of_fold":
-            raise ValueError(f"propagation must be 'in_sample' or 'out_of_fold', "
-                             f"got {self.propagation!r}")
-        k = self.propagation_folds
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-            raise ValueError(f"propagation_folds must be an integer >= 2, got {k!r}")
         if k > n:
             raise ValueError(f"propagation_folds={k} is more than the {n} training rows")
-        return np.random.default_rng(self.random_state).permutation(n) % int(k)
+        return np.random.default_rng(self.random_state).permutation(n) % k
 
     # -- prediction ------------------------------------------------------------------------
     def _states(self, X: Any) -> Iterator[ChainState]:
@@ -213,6 +194,11 @@ class XDCC(BoostedParamsMixin, mlw.MultiLabelLearner):
 
     def _predict(self, X: Any) -> np.ndarray:
         return self._final(X).decision(self.cumulated)
+
+    def _predict_with_scores(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The decision and the marginals from one pass of the chain."""
+        state = self._final(X)
+        return state.decision(self.cumulated), state.proba(self.cumulated)
 
     def staged_predict(self, X: Any) -> Iterator[np.ndarray]:
         """The chain's decision after each round 1..chain_length_ (the paper's
