@@ -298,7 +298,7 @@ def table(results: dict, methods=METHODS) -> str:
             vals = np.array([results[ds][m][meas] for m in methods])
             r = rankdata(vals if lower_better else -np.round(vals, 6), method="average")
             ranks.append(r)
-            fmt = "{:.1f}" if lower_better else "{:.4f}"
+            fmt = "{:.2f}" if lower_better else "{:.4f}"
             lines.append(f"| {ds} | " + " | ".join(fmt.format(v) for v in vals) + " |")
         avg = np.mean(ranks, axis=0)
         lines.append("| **avg. rank** | " + " | ".join(f"{a:.2f}" for a in avg) + " |")
