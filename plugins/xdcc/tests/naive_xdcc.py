@@ -97,20 +97,25 @@ def exact_tree_outputs(X, g, h, criterion, lam, mcw, eta, max_depth):
     return out
 
 
-def propagate_one(P, frozen, values):
+def propagate_one(P, frozen, values, over_all=False):
     """Eq. (8) for every instance (lists of lists, updated in place); returns the
-    chosen label per instance (-1 when all are frozen)."""
+    chosen label per instance (-1 when nothing is propagated).  ``over_all``: the most
+    and least probable label over all labels, as the equation prints it (nothing is
+    propagated when that label already was); else over the labels not yet propagated."""
     chosen = []
     for i, p in enumerate(P):
-        free = [j for j in range(len(p)) if not frozen[i][j]]
-        if not free:
+        pool = list(range(len(p))) if over_all else [j for j in range(len(p)) if not frozen[i][j]]
+        if not pool:
             chosen.append(-1)
             continue
-        hi = max(free, key=lambda j: (p[j], -j))
+        hi = max(pool, key=lambda j: (p[j], -j))
         if p[hi] >= 0.5:
             j, v = hi, 1.0
         else:
-            j, v = min(free, key=lambda j: (p[j], j)), 0.0
+            j, v = min(pool, key=lambda j: (p[j], j)), 0.0
+        if frozen[i][j]:
+            chosen.append(-1)
+            continue
         frozen[i][j] = 1
         values[i][j] = v
         chosen.append(j)

@@ -24,9 +24,10 @@ def _toy(n=200, seed=0):
 
 
 def test_propagation_rule_and_freezing_on_four_labels():
+    """The extremes over the open labels: one label per instance and round."""
     P = np.array([[0.9, 0.6, 0.2, 0.4],
                   [0.3, 0.1, 0.45, 0.2]])
-    st = ChainState(2, 4)
+    st = ChainState(2, 4, over_all=False)
     expected = [  # (chosen label, value) per instance and round
         [(0, 1.0), (1, 0.0)],    # highest >= 0.5 -> 1 ; else lowest -> 0
         [(1, 1.0), (3, 0.0)],
@@ -46,7 +47,28 @@ def test_propagation_rule_and_freezing_on_four_labels():
     np.testing.assert_array_equal(st.decision(True), [[1, 1, 0, 0], [0, 0, 0, 0]])
 
 
-def test_propagation_kernel_matches_naive():
+def test_propagation_over_all_labels_as_eq8_prints_it():
+    """Eq. (8): p_ij takes the prediction when p_ij was unknown AND label j is the most
+    probable of all labels (max >= 0.5) or the least probable of all (max < 0.5); when
+    that label was propagated before, nothing is propagated ("Otherwise, no additional
+    label is propagated").  The label-feature then holds the probability."""
+    st = ChainState(2, 4)                   # over_all=True is the default
+    st.step(np.array([[0.9, 0.6, 0.2, 0.4], [0.3, 0.1, 0.45, 0.2]]))
+    assert list(st.chosen) == [0, 1]        # instance 0: 0.9 -> 1; instance 1: 0.1 -> 0
+    st.step(np.array([[0.8, 0.7, 0.2, 0.4], [0.3, 0.05, 0.45, 0.2]]))
+    assert list(st.chosen) == [-1, -1]      # both extremes were propagated before
+    st.step(np.array([[0.3, 0.7, 0.2, 0.4], [0.3, 0.2, 0.45, 0.1]]))
+    assert list(st.chosen) == [1, 3]        # label 1 (0.7) -> 1 ; label 3 (0.1) -> 0
+    feats = st.label_features(probability=True)
+    np.testing.assert_array_equal(feats, [[0.9, 0.7, np.nan, np.nan], [np.nan, 0.1, np.nan, 0.1]])
+    np.testing.assert_array_equal(st.label_features(probability=False),
+                                  [[1.0, 1.0, np.nan, np.nan], [np.nan, 0.0, np.nan, 0.0]])
+    # XDCC-std: only the propagated labels count (unknown ones are negative)
+    np.testing.assert_array_equal(st.decision(False), [[1, 1, 0, 0], [0, 0, 0, 0]])
+
+
+@pytest.mark.parametrize("over_all", [False, True])
+def test_propagation_kernel_matches_naive(over_all):
     rng = np.random.default_rng(3)
     n, L = 50, 6
     frozen = np.zeros((n, L), np.uint8)
@@ -55,26 +77,26 @@ def test_propagation_kernel_matches_naive():
     for _ in range(L + 1):
         P = rng.random((n, L)).round(2)          # rounding creates ties
         chosen = np.empty(n, np.int64)
-        K.propagate_one(P, frozen, values, np.zeros((n, L)), chosen)
-        assert chosen.tolist() == naive.propagate_one(P.tolist(), fz, vl)
+        K.propagate_one(P, frozen, values, np.zeros((n, L)), chosen, over_all)
+        assert chosen.tolist() == naive.propagate_one(P.tolist(), fz, vl, over_all)
         np.testing.assert_array_equal(frozen, np.array(fz))
         np.testing.assert_array_equal(values, np.array(vl, dtype=float))
 
 
 def test_cumulated_and_standard_decisions():
-    st = ChainState(1, 3)
+    st = ChainState(1, 3, over_all=False)
     st.step(np.array([[0.9, 0.6, 0.1]]))    # label 0 propagated as 1
     st.step(np.array([[0.2, 0.3, 0.4]]))    # label 1 propagated as 0 (0.4 < .5 -> lowest 0.3)
     # label 2 is free: last round 0.4, max over rounds 0.4 ; label 1 had 0.6 before
     np.testing.assert_array_equal(st.decision(True), [[1, 0, 0]])
     np.testing.assert_allclose(st.proba(True), [[0.9, 0.3, 0.4]])
-    st2 = ChainState(1, 3)
+    st2 = ChainState(1, 3, over_all=False)
     st2.step(np.array([[0.9, 0.2, 0.7]]))   # label 0 -> 1
     st2.step(np.array([[0.1, 0.45, 0.3]]))  # max free 0.45 < .5 -> lowest free: label 2 (0.3)
     np.testing.assert_array_equal(st2.frozen, [[1, 0, 1]])
     # label 1 free: cumulated max(0.2, 0.45) < .5 in both; check proba selection
     np.testing.assert_allclose(st2.proba(True), [[0.9, 0.45, 0.3]])
-    st3 = ChainState(1, 3)
+    st3 = ChainState(1, 3, over_all=False)
     st3.step(np.array([[0.9, 0.8, 0.1]]))   # label 0 -> 1 ; label 1 had 0.8
     st3.step(np.array([[0.2, 0.3, 0.05]]))  # label 2 -> 0 (lowest)
     assert st3.decision(True)[0, 1] == 1 and st3.decision(False)[0, 1] == 0
@@ -106,8 +128,10 @@ def test_xdcc_fit_staged_and_both_variants():
     staged = list(m.staged_predict(X))
     assert len(staged) == 3
     np.testing.assert_array_equal(staged[-1], m.predict(X))
-    # after r rounds every instance has r frozen labels
-    assert np.all(m.train_state_.frozen.sum(axis=1) == 3)
+    # after r rounds every instance has at most r frozen labels (Eq. 8 over all labels)
+    assert np.all(m.train_state_.frozen.sum(axis=1) <= 3)
+    assert np.all(XDCC(n_estimators=15, max_depth=3, chain_length=3, extremes_over="open")
+                  .fit(X, Y).train_state_.frozen.sum(axis=1) == 3)
     both = m.predict_all(X)
     np.testing.assert_array_equal(both["cum"], m.predict(X))
     std = XDCC(n_estimators=15, max_depth=3, chain_length=3, cumulated=False).fit(X, Y)
@@ -132,6 +156,27 @@ def test_default_chain_length_is_bounded_on_high_cardinality():
     assert XDCC(n_estimators=2, max_depth=2).fit(X, Y).chain_length_ == 3
     assert XDCC(n_estimators=2, max_depth=2).fit(X, Y[:, :1]).chain_length_ == 1
     assert XDCC(n_estimators=2, max_depth=2, chain_length=7).fit(X, Y).chain_length_ == 7
+
+
+@pytest.mark.parametrize("features", ["probability", "binary"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_prediction_on_the_training_rows_replays_the_training_chain(features, sparse):
+    """The label-features are binned with quantile cuts for training and compared with
+    raw thresholds at prediction: walking the chain on the training rows reproduces the
+    training propagation exactly (dense and CSR)."""
+    import scipy.sparse as sps
+
+    X, Y = _toy(200)
+    X = np.abs(X)
+    Xin = sps.csr_matrix(np.where(X < 0.3, 0.0, X)) if sparse else X
+    m = XDCC(n_estimators=10, max_depth=3, chain_length=4, label_features=features).fit(Xin, Y)
+    replay = m._final(Xin)
+    np.testing.assert_array_equal(replay.frozen, m.train_state_.frozen)
+    np.testing.assert_array_equal(replay.values, m.train_state_.values)
+    np.testing.assert_array_equal(replay.prob_at, m.train_state_.prob_at)
+    if features == "probability":   # later rounds split on propagated probabilities
+        thr = np.concatenate([e.threshold[e.feature >= X.shape[1]] for e in m.ensembles_])
+        assert np.any((thr > 0) & (thr < 1))
 
 
 def test_xdcc_rounds_see_label_features():

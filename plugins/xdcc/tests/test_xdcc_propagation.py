@@ -10,10 +10,11 @@ import pytest
 import mlw
 from mlw_xdcc import XDCC, fit_ensemble
 from mlw_xdcc._common import augment
-from mlw_xdcc.binning import append_binary_block, bin_matrix, cuts_of
+from mlw_xdcc.binning import append_binary_block, append_block, bin_matrix, cuts_of
 from mlw_xdcc.xdcc import ChainState
 
 KW = dict(n_estimators=8, max_depth=3, learning_rate=0.3)
+BINARY = dict(label_features="binary", extremes_over="open")
 
 
 def _toy(n=150, seed=0):
@@ -33,23 +34,29 @@ def _naive_out_of_fold_state(model: XDCC, X, Y, k: int) -> ChainState:
     params = model.booster_params()
     folds = np.random.default_rng(model.random_state).permutation(n) % k
     edges, off = cuts_of(X, model.max_bin)
-    state = ChainState(n, L)
+    prob = model.label_features == "probability"
+    state = ChainState(n, L, model.extremes_over == "all")
     for r in range(model.chain_length_):
         P = np.empty((n, L))
+        p = state.label_features(prob)
         for f in range(k):
             tr, te = folds != f, folds == f
-            B = append_binary_block(bin_matrix(X[tr], edges, off), state.values[tr])
+            B = bin_matrix(X[tr], edges, off)
+            B = (append_block(B, p[tr], *cuts_of(p, model.max_bin)) if prob
+                 else append_binary_block(B, p[tr]))
             ens, _ = fit_ensemble(B, Y[tr], params, seed=model.random_state + r,
                                   mask=1 - state.frozen[tr])
-            P[te] = ens.predict_proba(augment(X[te], state.values[te]))
+            P[te] = ens.predict_proba(augment(X[te], p[te]))
         state.step(P)
     return state
 
 
+@pytest.mark.parametrize("chain", [{}, BINARY])
 @pytest.mark.parametrize("k", [2, 3])
-def test_out_of_fold_state_matches_the_procedure_written_out(k):
+def test_out_of_fold_state_matches_the_procedure_written_out(k, chain):
     X, Y = _toy()
-    m = XDCC(chain_length=3, propagation="out_of_fold", propagation_folds=k, **KW).fit(X, Y)
+    m = XDCC(chain_length=3, propagation="out_of_fold", propagation_folds=k, **KW,
+             **chain).fit(X, Y)
     ref = _naive_out_of_fold_state(m, X, Y, k)
     np.testing.assert_array_equal(m.train_state_.frozen, ref.frozen)
     np.testing.assert_array_equal(m.train_state_.values, ref.values)

@@ -17,7 +17,11 @@ XDCC_DOCS = {
     "chain_length": "rounds of the dynamic chain (default: ceil(label cardinality) + 1, "
                     "at most 3 and at most the number of labels)",
     "cumulated": "Eq. 9: non-propagated labels take the max over rounds (XDCC-cum); "
-                 "False: the last round's (XDCC-std)",
+                 "False: they are negative (XDCC-std)",
+    "label_features": "what a propagated label feeds later rounds: 'probability' (Eq. 8) "
+                      "or 'binary' (its 0/1 value)",
+    "extremes_over": "Eq. 8's most/least probable label among 'all' labels (as printed; "
+                     "an instance may propagate nothing in a round) or the 'open' ones",
     "propagation": "training labels propagated with in_sample predictions (the paper's) "
                    "or out_of_fold ones (an extension)",
     "propagation_folds": "folds of out_of_fold propagation (default 5)",

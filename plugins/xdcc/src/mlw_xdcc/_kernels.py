@@ -629,21 +629,24 @@ def predict_sparse(indptr, indices, data, n_features, roots, t0, t1, feat, thr, 
 # the dynamic chain
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def propagate_one(P, frozen, values, prob_at, chosen):
+def propagate_one(P, frozen, values, prob_at, chosen, over_all):
     """One step of the paper's Eq. (8) for every instance.
 
-    Among the labels not yet propagated (``frozen == 0``), take the most probable one;
-    if its probability is >= 0.5 propagate 1 for it, otherwise propagate 0 for the
-    least probable one.  The label is frozen, its value written to ``values`` and the
-    probability it was propagated with to ``prob_at``; ``chosen[i]`` gets the label
-    (-1 when every label is already propagated).  Ties go to the lowest label index.
+    ``over_all`` (Eq. 8 as printed): take the most probable label over *all* labels; if
+    its probability is >= 0.5 it is propagated (value 1), otherwise the least probable
+    label over all labels is (value 0); when that label was propagated before, the
+    instance propagates nothing this round.  ``over_all=False``: the extremes are taken
+    over the labels not yet propagated, so every instance propagates exactly one label
+    per round while any is left.  A propagated label is frozen, its 0/1 value written to
+    ``values`` and the probability it was propagated with to ``prob_at``; ``chosen[i]``
+    gets the label (-1: nothing propagated).  Ties go to the lowest label index.
     """
     n, L = P.shape
     for i in range(n):
         hi = -1
         lo = -1
         for j in range(L):
-            if frozen[i, j]:
+            if frozen[i, j] and not over_all:
                 continue
             if hi < 0 or P[i, j] > P[i, hi]:
                 hi = j
@@ -652,12 +655,12 @@ def propagate_one(P, frozen, values, prob_at, chosen):
         if hi < 0:
             chosen[i] = -1
             continue
-        if P[i, hi] >= 0.5:
-            j = hi
-            values[i, j] = 1.0
-        else:
-            j = lo
-            values[i, j] = 0.0
+        positive = P[i, hi] >= 0.5
+        j = hi if positive else lo
+        if frozen[i, j]:
+            chosen[i] = -1
+            continue
+        values[i, j] = 1.0 if positive else 0.0
         frozen[i, j] = 1
         prob_at[i, j] = P[i, j]
         chosen[i] = j

@@ -119,3 +119,26 @@ def append_binary_block(B: BinnedMatrix, block: np.ndarray) -> BinnedMatrix:
                                        B.n_features, fblock)
     return BinnedMatrix(False, n, B.n_features + k, B.codes, ptr, idx.astype(np.int32),
                         dat.astype(np.uint16), edges, edge_off, feat_off)
+
+
+def append_block(B: BinnedMatrix, block: np.ndarray, edges_blk: np.ndarray,
+                 edge_off_blk: np.ndarray) -> BinnedMatrix:
+    """``B`` with extra features from a dense (n, k) block of raw values (NaN:
+    missing), binned with the block's own cuts (``cuts_of(block_of_the_training_rows,
+    max_bin)``); a tree's thresholds on them are raw values, as for any feature."""
+    n, k = block.shape
+    edges = np.concatenate([B.edges, edges_blk])
+    edge_off = np.concatenate([B.edge_off, B.edge_off[-1] + edge_off_blk[1:]]).astype(np.int64)
+    feat_off = _offsets(edge_off)
+    codes_blk = np.empty((n, k), dtype=np.uint16)
+    K.bin_dense(np.ascontiguousarray(block, dtype=np.float64), edges_blk, edge_off_blk,
+                codes_blk)
+    if B.dense:
+        codes = np.ascontiguousarray(np.hstack([B.codes, codes_blk]))
+        return BinnedMatrix(True, n, B.n_features + k, codes, B.indptr, B.indices, B.bins,
+                            edges, edge_off, feat_off)
+    fblock = np.where(np.isnan(block), np.nan, codes_blk.astype(np.float64))
+    ptr, idx, dat = K.csr_append_dense(B.indptr, B.indices, B.bins.astype(np.float64),
+                                       B.n_features, fblock)
+    return BinnedMatrix(False, n, B.n_features + k, B.codes, ptr, idx.astype(np.int32),
+                        dat.astype(np.uint16), edges, edge_off, feat_off)

@@ -15,7 +15,7 @@ from mlw.validation import check_param
 from mlw_xdcc import _kernels as K
 from mlw_xdcc._common import augment, dense_labels
 from mlw_xdcc._params import BoosterParams
-from mlw_xdcc.binning import append_binary_block, bin_matrix, cuts_of
+from mlw_xdcc.binning import append_binary_block, append_block, bin_matrix, cuts_of
 from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 
 #: the default chain length never exceeds this many rounds (issue 19: a chain of c rounds
@@ -39,12 +39,14 @@ class ChainState:
     """What the dynamic chain knows about each instance after some rounds.
 
     ``frozen[i, j]`` says label ``j`` of instance ``i`` was propagated, ``values`` holds
-    the propagated 0/1 (NaN: not yet, i.e. the label-feature is missing), ``prob_at``
-    the probability it was propagated with, ``last`` the latest round's probabilities
-    and ``cum`` their maximum over the rounds so far.
+    the propagated 0/1 (NaN: not yet), ``prob_at`` the probability it was propagated
+    with, ``last`` the latest round's probabilities and ``cum`` their maximum over the
+    rounds so far.  ``over_all``: Eq. (8) as printed (the extremes over all labels;
+    see :func:`mlw_xdcc._kernels.propagate_one`), else over the open labels.
     """
 
-    def __init__(self, n: int, L: int) -> None:
+    def __init__(self, n: int, L: int, over_all: bool = True) -> None:
+        self.over_all = over_all
         self.frozen = np.zeros((n, L), dtype=np.uint8)
         self.values = np.full((n, L), np.nan)
         self.prob_at = np.zeros((n, L))
@@ -54,22 +56,36 @@ class ChainState:
         self.rounds = 0
 
     def step(self, P: np.ndarray) -> None:
-        """Record a round's probabilities and propagate one label per instance (Eq. 8)."""
+        """Record a round's probabilities and propagate at most one label per instance
+        (Eq. 8)."""
         self.last = P
         self.cum = P.copy() if self.rounds == 0 else np.maximum(self.cum, P)
-        K.propagate_one(P, self.frozen, self.values, self.prob_at, self.chosen)
+        K.propagate_one(P, self.frozen, self.values, self.prob_at, self.chosen,
+                        self.over_all)
         self.rounds += 1
+
+    def label_features(self, probability: bool) -> np.ndarray:
+        """The label-feature block ``p``: missing (NaN) until a label is propagated,
+        then the probability it was propagated with (Eq. 8) or its 0/1 value."""
+        if not probability:
+            return self.values
+        return np.where(self.frozen == 1, self.prob_at, np.nan)
 
     def proba(self, cumulated: bool) -> np.ndarray:
         """Frozen labels: the probability they were propagated with; the others: the
-        maximum over rounds (Eq. 9, ``cumulated``) or the last round's probability."""
+        maximum over rounds (Eq. 9, ``cumulated``) or the last round's probability (a
+        score only: XDCC-std decides them negative)."""
         free = self.cum if cumulated else self.last
         return np.where(self.frozen == 1, self.prob_at, free)
 
     def decision(self, cumulated: bool) -> np.ndarray:
-        """Frozen labels keep their propagated value; the others are cut at 0.5."""
-        free = (self.cum if cumulated else self.last) >= 0.5
-        return np.where(self.frozen == 1, self.values == 1.0, free).astype(np.uint8)
+        """Frozen labels keep their propagated value; the others are cut at 0.5 on the
+        maximum over rounds (Eq. 9, XDCC-cum) or are negative (XDCC-std: "probabilities
+        p < 0.5 or equal to ? are interpreted as negative labels", Section 3.2)."""
+        if cumulated:
+            free = self.cum >= 0.5
+            return np.where(self.frozen == 1, self.values == 1.0, free).astype(np.uint8)
+        return (self.values == 1.0).astype(np.uint8)
 
 
 @dataclass(kw_only=True, repr=False, eq=False)
@@ -78,17 +94,24 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
 
     Round ``r = 1..chain_length`` boosts a multi-label booster (ML-XGB) on
     ``[x, p]`` where ``p`` holds one label-feature per label: missing until the label is
-    propagated, then its propagated 0/1 value.  After each round every instance
-    propagates exactly one not-yet-propagated label (Eq. 8): the most probable one if
-    its probability is >= 0.5 (value 1), else the least probable one (value 0); that
-    label is frozen.  In later rounds the gradients and hessians of an instance's
-    frozen labels are zero (separate-and-conquer).  The same procedure runs on the
-    training data (with the training predictions) and at prediction time.
+    propagated, then the probability it was propagated with (Eq. 8;
+    ``label_features="binary"``: its 0/1 value).  After each round an instance
+    propagates a label (Eq. 8): the most probable label if its probability is >= 0.5
+    (value 1), else the least probable one (value 0), the extremes taken over all labels
+    as the equation prints them, so an instance whose extreme label was propagated
+    before propagates nothing that round (``extremes_over="open"``: over the labels not
+    yet propagated, so exactly one per round).  A propagated label is frozen, and in
+    later rounds its gradient and hessian for that instance are zero
+    (separate-and-conquer).  The same procedure runs on the training data (with the
+    training predictions) and at prediction time.
 
-    ``predict`` is the chain's own decision: frozen labels keep their propagated value,
-    the others are cut at 0.5 on the cumulated probability (``cumulated=True``, Eq. 9:
-    the maximum over rounds; XDCC-cum) or on the last round's (``cumulated=False``,
-    XDCC-std).  ``predict_proba`` returns the matching marginals.
+    ``predict`` is the chain's own decision: propagated labels keep their propagated
+    value; the others are cut at 0.5 on the maximum of their probabilities over the
+    rounds (``cumulated=True``, Eq. 9; XDCC-cum) or are negative (``cumulated=False``,
+    XDCC-std: "probabilities p < 0.5 or equal to ? are interpreted as negative labels").
+    ``predict_proba`` returns the propagated probability for propagated labels and, for
+    the others, the maximum over rounds (XDCC-cum) or the last round's probability
+    (XDCC-std, a score: its decision for them is negative whatever the score).
 
     ``chain_length``: number of rounds (``None``: :func:`default_chain_length`, the
     training label cardinality rounded up plus one, at most
@@ -124,6 +147,8 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
 
     chain_length: int | None = None
     cumulated: bool = True
+    label_features: str = "probability"
+    extremes_over: str = "all"
     propagation: str = "in_sample"
     propagation_folds: int = 5
 
@@ -133,22 +158,32 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
         n, L = Yd.shape
         c = check_param("chain_length", self.chain_length, int, low=1, allow_none=True)
         check_param("cumulated", self.cumulated, bool)
+        prob = check_param("label_features", self.label_features, str,
+                           choices=("probability", "binary")) == "probability"
+        over_all = check_param("extremes_over", self.extremes_over, str,
+                               choices=("all", "open")) == "all"
         if c is None:
             c = default_chain_length(self.label_cardinality_, L)
         self.chain_length_ = int(min(c, L))
+        self.probability_features_, self.over_all_ = prob, over_all
         folds = self._propagation_folds(n)
         edges, edge_off = cuts_of(X, params.max_bin)
         B0 = bin_matrix(X, edges, edge_off)
         if folds is not None:
             B0_in = [bin_matrix(X[folds != k], edges, edge_off)
                      for k in range(self.propagation_folds)]
-        state = ChainState(n, L)
+        state = ChainState(n, L, over_all)
         self.ensembles_: list[TreeEnsemble] = []
         self.round_seconds_: list[float] = []
         t0 = time.process_time()
         for r in range(self.chain_length_):
             seed = params.random_state + r
-            B = append_binary_block(B0, state.values)
+            p = state.label_features(prob)
+            if prob:        # quantile cuts of this round's training label-features
+                cuts = cuts_of(p, params.max_bin)
+                B = append_block(B0, p, *cuts)
+            else:
+                B = append_binary_block(B0, p)
             ens, margin = fit_ensemble(B, Yd, params, seed=seed, mask=1 - state.frozen)
             self.ensembles_.append(ens)
             if folds is None:
@@ -158,9 +193,11 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
             P = np.empty((n, L))
             for k in range(self.propagation_folds):
                 a, b = folds != k, folds == k
-                ens_k, _ = fit_ensemble(append_binary_block(B0_in[k], state.values[a]),
-                                        Yd[a], params, seed=seed, mask=1 - state.frozen[a])
-                P[b] = ens_k.predict_proba(augment(X[b], state.values[b]))
+                Bk = (append_block(B0_in[k], p[a], *cuts) if prob
+                      else append_binary_block(B0_in[k], p[a]))
+                ens_k, _ = fit_ensemble(Bk, Yd[a], params, seed=seed,
+                                        mask=1 - state.frozen[a])
+                P[b] = ens_k.predict_proba(augment(X[b], p[b]))
             state.step(P)
             self.round_seconds_.append(time.process_time() - t0)
         self.train_state_ = state
@@ -177,9 +214,10 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
 
     # -- prediction ------------------------------------------------------------------------
     def _states(self, X: Any) -> Iterator[ChainState]:
-        state = ChainState(X.shape[0], self.n_labels_)
+        state = ChainState(X.shape[0], self.n_labels_, self.over_all_)
         for ens in self.ensembles_:
-            state.step(ens.predict_proba(augment(X, state.values)))
+            state.step(ens.predict_proba(augment(X, state.label_features(
+                self.probability_features_))))
             yield state
 
     def _final(self, X: Any) -> ChainState:
