@@ -130,8 +130,8 @@ def test_xdcc_fit_staged_and_both_variants():
     np.testing.assert_array_equal(staged[-1], m.predict(X))
     # after r rounds every instance has at most r frozen labels (Eq. 8 over all labels)
     assert np.all(m.train_state_.frozen.sum(axis=1) <= 3)
-    assert np.all(XDCC(n_estimators=15, max_depth=3, chain_length=3, extremes_over="open")
-                  .fit(X, Y).train_state_.frozen.sum(axis=1) == 3)
+    assert np.all(XDCC(n_estimators=3, max_depth=2, chain_length=3, extremes_over="open")
+                  .fit(X[:100], Y[:100]).train_state_.frozen.sum(axis=1) == 3)
     both = m.predict_all(X)
     np.testing.assert_array_equal(both["cum"], m.predict(X))
     std = XDCC(n_estimators=15, max_depth=3, chain_length=3, cumulated=False).fit(X, Y)
@@ -166,10 +166,10 @@ def test_prediction_on_the_training_rows_replays_the_training_chain(features, sp
     training propagation exactly (dense and CSR)."""
     import scipy.sparse as sps
 
-    X, Y = _toy(200)
+    X, Y = _toy(120)
     X = np.abs(X)
     Xin = sps.csr_matrix(np.where(X < 0.3, 0.0, X)) if sparse else X
-    m = XDCC(n_estimators=10, max_depth=3, chain_length=4, label_features=features).fit(Xin, Y)
+    m = XDCC(n_estimators=4, max_depth=3, chain_length=3, label_features=features).fit(Xin, Y)
     replay = m._final(Xin)
     np.testing.assert_array_equal(replay.frozen, m.train_state_.frozen)
     np.testing.assert_array_equal(replay.values, m.train_state_.values)
