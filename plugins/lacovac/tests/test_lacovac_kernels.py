@@ -167,7 +167,7 @@ def test_sparse_split_search_equals_dense(seed, n, d, L, m, crit):
         return
     assert q == pytest.approx(nq, abs=1e-9)
     assert naive.split_quality(Y, X[:, f] <= t, crit) == pytest.approx(q, abs=1e-9)
-    mask = K.partition_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
+    mask = K.partition_mask_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
                               Xs.data, rows, f, t)
     assert np.array_equal(mask, X[:, f] <= t)
 

@@ -12,96 +12,79 @@ it is positive for every subset and sums to 1 (``log_proba_of``). The marginal s
 ``q_j`` as in the authors' implementation (MEKA LaCovaC with Laplace correction); with
 ``marginals="joint"`` they are the marginals of ``P``, ``(c_j + alpha q_j) / (n + alpha)``.
 The joint decision is the most frequent observed subset, ties broken by ``Q``
-(whatever ``alpha``: smoothing changes the probabilities, never the decision). With
-``alpha = 0`` the joint uses the raw frequencies.
+(whatever ``alpha``: smoothing changes the probabilities, never the decision), then by
+first appearance. With ``alpha = 0`` the joint uses the raw frequencies.
+
+Everything is computed for all leaves at once (:func:`leaf_models`) and applied in one
+traversal per row (:func:`predict`), in :mod:`mlw_lacovac._kernels.leaves`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
-from mlw_lacovac._tree import Leaf, Tree
+from mlw_lacovac._kernels import leaves as KL
+from mlw_lacovac._tree import Tree, x_arrays
 
 
 @dataclass
-class LeafModel:
-    labels: np.ndarray
-    marginal: np.ndarray
+class LeafModels:
+    """The leaves of one tree, ready to predict: per leaf label slot (``leaf_lab_ptr``
+    into ``leaf_labels``), the marginal score ``marg``, the mode's bit ``mode``, and
+    ``log q`` / ``log(1 - q)`` of the Laplace estimate."""
+
+    leaf_lab_ptr: np.ndarray
+    leaf_labels: np.ndarray
+    marg: np.ndarray
     mode: np.ndarray
-    log_q1: np.ndarray  # log q_j
-    log_q0: np.ndarray  # log (1 - q_j)
-    subsets: np.ndarray
-    counts: np.ndarray
-    n: int
-    _table: dict[bytes, int] | None = None
-
-    @property
-    def table(self) -> dict[bytes, int]:
-        """Observed subset (as bytes) -> count, built on first use."""
-        if self._table is None:
-            pairs = zip(self.subsets, self.counts, strict=True)
-            self._table = {s.tobytes(): int(c) for s, c in pairs}
-        return self._table
+    logq1: np.ndarray
+    logq0: np.ndarray
+    leaf_n: np.ndarray
+    rec: np.ndarray  # the nodes packed for the walk, see KL.pack_nodes
 
 
-def leaf_model(leaf: Leaf, alpha: float, marginals: str = "laplace") -> LeafModel:
-    c = leaf.label_counts().astype(np.float64)
-    n = float(leaf.n)
-    q = (c + 1.0) / (n + 2.0)
-    if marginals == "laplace":
-        marginal = q
-    else:
-        marginal = (c + alpha * q) / (n + alpha) if n + alpha > 0 else q
-    logq1, logq0 = np.log(q), np.log1p(-q)
-    s = leaf.subsets.astype(np.float64)
-    logQ = s @ logq1 + (1.0 - s) @ logq0
-    # the most frequent subset; ties go to the one more probable under Q
-    top = np.flatnonzero(leaf.counts == leaf.counts[0])
-    best = int(top[np.argmax(logQ[top])])
-    return LeafModel(labels=leaf.labels, marginal=marginal, mode=leaf.subsets[best].copy(),
-                     log_q1=logq1, log_q0=logq0, subsets=leaf.subsets, counts=leaf.counts,
-                     n=leaf.n)
+def leaf_models(tree: Tree, alpha: float, marginals: str = "laplace") -> LeafModels:
+    ptr, labels = tree.leaf_labels()
+    leaf_n = tree.n_rows[tree.leaf_node].astype(np.int64)
+    marg, mode, logq1, logq0 = KL.leaf_models(ptr, tree.leaf_sub_ptr, tree.leaf_bits_ptr,
+                                              tree.sub_count, tree.sub_bits, leaf_n,
+                                              float(alpha), marginals == "laplace")
+    rec = KL.pack_nodes(tree.kind, tree.feature, tree.child_ptr, tree.children, tree.leaf_id)
+    return LeafModels(ptr, labels, marg, mode, logq1, logq0, leaf_n, rec)
 
 
-def _groups(reached: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    rows, cols = np.nonzero(reached >= 0)
-    ids = reached[rows, cols]
-    order = np.argsort(ids, kind="stable")
-    ids, rows = ids[order], rows[order]
-    cuts = np.flatnonzero(np.diff(ids)) + 1
-    return [(int(g[0]), r) for g, r in zip(np.split(ids, cuts), np.split(rows, cuts), strict=False)
-            if g.size]
+def predict(tree: Tree, lm: LeafModels, X: Any, n_labels: int, *, proba: bool = True,
+            joint: bool = True, out: np.ndarray | None = None
+            ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(marginals, joint decision)`` of the rows of ``X`` from one traversal each
+    (either may be skipped). ``out``, when given, is the (n, L) array the marginals are
+    added to (a forest sums its trees into one array)."""
+    n = X.shape[0]
+    P = out if out is not None else np.zeros((n, n_labels) if proba else (0, 0))
+    Y = np.zeros((n, n_labels) if joint else (0, 0), np.uint8)
+    KL.predict_leaves(*x_arrays(X), n, lm.rec, tree.threshold, lm.leaf_lab_ptr,
+                      lm.leaf_labels, lm.marg, lm.mode, P, Y, proba, joint)
+    return (P if proba else None), (Y if joint else None)
 
 
-def predict_marginals(tree: Tree, models: list[LeafModel], X, n_labels: int) -> np.ndarray:
-    P = np.zeros((X.shape[0], n_labels))
-    for lid, rows in _groups(tree.route(X)):
-        m = models[lid]
-        P[np.ix_(rows, m.labels)] = m.marginal
-    return P
+def predict_marginals(tree: Tree, lm: LeafModels, X: Any, n_labels: int) -> np.ndarray:
+    return predict(tree, lm, X, n_labels, joint=False)[0]
 
 
-def predict_modes(tree: Tree, models: list[LeafModel], X, n_labels: int) -> np.ndarray:
-    Y = np.zeros((X.shape[0], n_labels), np.uint8)
-    for lid, rows in _groups(tree.route(X)):
-        m = models[lid]
-        Y[np.ix_(rows, m.labels)] = m.mode
-    return Y
+def predict_modes(tree: Tree, lm: LeafModels, X: Any, n_labels: int) -> np.ndarray:
+    return predict(tree, lm, X, n_labels, proba=False)[1]
 
 
-def log_proba(tree: Tree, models: list[LeafModel], X, Y: np.ndarray, alpha: float
-              ) -> np.ndarray:
+def log_proba(tree: Tree, lm: LeafModels, X: Any, Y: Any, alpha: float) -> np.ndarray:
     """log P(Y[i] | X[i]): the sum over the leaves a row reaches of log P_leaf(y_block)."""
-    out = np.zeros(X.shape[0])
-    for lid, rows in _groups(tree.route(X)):
-        m = models[lid]
-        sub = np.ascontiguousarray(Y[np.ix_(rows, m.labels)], dtype=np.uint8)
-        counts = np.array([m.table.get(r.tobytes(), 0) for r in sub], dtype=np.float64)
-        s = sub.astype(np.float64)
-        logQ = s @ m.log_q1 + (1.0 - s) @ m.log_q0
-        with np.errstate(divide="ignore"):
-            p = (counts + alpha * np.exp(logQ)) / (m.n + alpha)
-            out[rows] += np.log(p)
-    return out
+    Yc = sp.csr_matrix(Y) if not sp.issparse(Y) else Y.tocsr()
+    return KL.log_proba_leaves(*x_arrays(X), X.shape[0], tree.kind, tree.feature,
+                               tree.threshold, tree.child_ptr, tree.children, tree.leaf_id,
+                               lm.leaf_lab_ptr, lm.leaf_labels, tree.leaf_sub_ptr,
+                               tree.leaf_bits_ptr, tree.sub_count, tree.sub_bits, lm.leaf_n,
+                               lm.logq1, lm.logq0, Yc.indptr.astype(np.int64),
+                               Yc.indices.astype(np.int64), Yc.shape[1], float(alpha))

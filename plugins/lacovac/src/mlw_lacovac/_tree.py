@@ -1,27 +1,29 @@
-"""Growing a LaCovaC / LaCova / ML-C4.5 tree (Algorithms 1 and 2 of Al-Otaibi, Kull and
-Flach, ECAI 2016) and the fitted tree structure.
+"""The fitted tree structure of LaCovaC / LaCova / ML-C4.5 (Algorithms 1 and 2 of
+Al-Otaibi, Kull and Flach, ECAI 2016) and :class:`TreeBuilder`, which grows it in one
+numba call (:func:`mlw_lacovac._kernels.build.grow_tree`).
 
-The outer loop (one node at a time, an explicit work stack instead of recursion) is
-Python; the per-node work (label statistics, phi correlations, connected components,
-split search, partition) is in :mod:`mlw_lacovac._kernels`.
+:class:`mlw_lacovac._reference.ReferenceTreeBuilder` grows the same tree node by node in
+Python; the tests pin the two equal, node for node.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from mlw_lacovac import _kernels as K
+from mlw_lacovac._kernels.build import METHOD_LACOVA, METHOD_LACOVAC, METHOD_MLC45, grow_tree
 
 METHODS = ("lacovac", "lacova", "ml_c45")
+_METHOD_CODE = {"lacovac": METHOD_LACOVAC, "lacova": METHOD_LACOVA, "ml_c45": METHOD_MLC45}
 
 
 def lambda_n(n: int, z: float = 1.96) -> float:
     """LaCovaC's correlation threshold at a node of ``n`` rows: ``z / sqrt(n - 1)``
-    (two labels are linked when ``|phi| > lambda_n``)."""
+    (Section 3.3, equation 2; two labels are linked when ``|phi| > lambda_n``)."""
     if n < 2:
         raise ValueError(f"lambda_n needs at least 2 rows, got {n}")
     return float(z) / float(np.sqrt(n - 1.0))
@@ -52,39 +54,103 @@ class Leaf:
 
 @dataclass
 class Tree:
-    """A fitted multi-label tree, flattened.
+    """A fitted multi-label tree as flat arrays.
 
     Node ``v`` has ``kind[v]`` (0 leaf, 1 horizontal split ``x[feature] <= threshold``
     -> first child else second, 2 vertical split: every child, each on its own label
-    block), children ``children[child_ptr[v]:child_ptr[v+1]]``, the global ``labels``
-    it models, its training size ``n_rows`` and, for leaves, ``leaf_id`` into
-    ``leaves``. Node 0 is the root.
+    block), children ``children[child_ptr[v]:child_ptr[v+1]]`` (consecutive ids, greater
+    than ``v``), its training size ``n_rows``, the split's criterion value ``quality``
+    (NaN elsewhere), the label set it models (``labels[v]``, stored as set
+    ``node_lset[v]`` of ``lset_ptr``/``lset_lab``) and, for leaves, ``leaf_id`` into the
+    leaf arrays: leaf ``l`` belongs to node ``leaf_node[l]``; its observed subsets are
+    ``sub_count[leaf_sub_ptr[l]:leaf_sub_ptr[l+1]]`` times seen, as 0/1 rows of its
+    block from ``sub_bits[leaf_bits_ptr[l]]`` on (see :attr:`leaves`). Node 0 is the
+    root; ``max_leaves`` is the most leaves one row can reach.
     """
 
     kind: np.ndarray
     feature: np.ndarray
     threshold: np.ndarray
+    quality: np.ndarray
     child_ptr: np.ndarray
     children: np.ndarray
-    leaf_id: np.ndarray
     n_rows: np.ndarray
-    labels: list[np.ndarray]
-    leaves: list[Leaf]
+    node_lset: np.ndarray
+    leaf_id: np.ndarray
+    lset_ptr: np.ndarray
+    lset_lab: np.ndarray
+    leaf_node: np.ndarray
+    leaf_sub_ptr: np.ndarray
+    leaf_bits_ptr: np.ndarray
+    sub_count: np.ndarray
+    sub_bits: np.ndarray
     max_leaves: int
-    quality: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def n_nodes(self) -> int:
         return int(self.kind.size)
 
+    @property
+    def n_leaves(self) -> int:
+        return int(self.leaf_node.size)
+
+    def node_labels(self, v: int) -> np.ndarray:
+        s = int(self.node_lset[v])
+        return self.lset_lab[self.lset_ptr[s]:self.lset_ptr[s + 1]]
+
+    @property
+    def labels(self) -> list[np.ndarray]:
+        """The global labels each node models."""
+        return [self.node_labels(v) for v in range(self.n_nodes)]
+
+    def leaf(self, lid: int) -> Leaf:
+        """Leaf ``lid`` as a :class:`Leaf`."""
+        labels = self.node_labels(int(self.leaf_node[lid]))
+        a, b = self.leaf_sub_ptr[lid], self.leaf_sub_ptr[lid + 1]
+        bits = self.sub_bits[self.leaf_bits_ptr[lid]:self.leaf_bits_ptr[lid + 1]]
+        return Leaf(labels=labels, subsets=bits.reshape(b - a, labels.size),
+                    counts=self.sub_count[a:b], n=int(self.n_rows[self.leaf_node[lid]]))
+
+    @property
+    def leaves(self) -> list[Leaf]:
+        return [self.leaf(i) for i in range(self.n_leaves)]
+
+    def leaf_labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(leaf_lab_ptr, leaf_labels)``: each leaf's block of global labels, flat."""
+        sets = self.node_lset[self.leaf_node]
+        sizes = self.lset_ptr[sets + 1] - self.lset_ptr[sets]
+        ptr = np.zeros(self.n_leaves + 1, np.int64)
+        np.cumsum(sizes, out=ptr[1:])
+        idx = np.repeat(self.lset_ptr[sets] - ptr[:-1], sizes) + np.arange(ptr[-1])
+        return ptr, self.lset_lab[idx]
+
     def route(self, X: Any) -> np.ndarray:
         """Leaf ids reached by each row, shape (n, max_leaves), padded with -1."""
-        if sp.issparse(X):
-            return K.route_sparse(X.indptr, X.indices, X.data, X.shape[0], self.kind,
-                                  self.feature, self.threshold, self.child_ptr,
-                                  self.children, self.leaf_id, self.max_leaves)
-        return K.route_dense(X, self.kind, self.feature, self.threshold, self.child_ptr,
-                             self.children, self.leaf_id, self.max_leaves)
+        return K.route(*x_arrays(X), X.shape[0], self.kind, self.feature, self.threshold,
+                       self.child_ptr, self.children, self.leaf_id, self.max_leaves)
+
+    def same_as(self, other: Tree) -> bool:
+        """Node for node the same tree (structure, splits, label sets and leaves; the
+        criterion values to 1e-12)."""
+        for name in ("kind", "feature", "threshold", "child_ptr", "children", "n_rows",
+                     "leaf_id", "leaf_node", "leaf_sub_ptr", "sub_count", "sub_bits"):
+            if not np.array_equal(getattr(self, name), getattr(other, name)):
+                return False
+        if self.max_leaves != other.max_leaves:
+            return False
+        if any(not np.array_equal(a, b) for a, b in zip(self.labels, other.labels,
+                                                         strict=True)):
+            return False
+        return bool(np.allclose(self.quality, other.quality, rtol=0, atol=1e-12,
+                                equal_nan=True))
+
+
+def x_arrays(X: Any) -> tuple:
+    """``(X, indptr, indices, data, sparse)`` for the routing kernels."""
+    if sp.issparse(X):
+        return (np.zeros((0, 0)), X.indptr.astype(np.int64), X.indices.astype(np.int64),
+                X.data, True)
+    return (X, np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0), False)
 
 
 def binary_features(X: Any) -> np.ndarray:
@@ -109,31 +175,6 @@ def child_sizes(X: Any, min_child: int, min_child_numeric: int | None,
     return np.where(binary_features(X), int(min_child), numeric).astype(np.int64)
 
 
-def _make_leaf(y_indptr: np.ndarray, y_indices: np.ndarray, rows: np.ndarray,
-               labels: np.ndarray, n_labels: int) -> Leaf:
-    label_map = np.full(n_labels, -1, np.int64)
-    label_map[labels] = np.arange(labels.size)
-    ptr, idx = K.local_labels(y_indptr, y_indices, rows, label_map)
-    dense = np.zeros((rows.size, labels.size), np.uint8)
-    dense[np.repeat(np.arange(rows.size), np.diff(ptr)), idx] = 1
-    seen: dict[bytes, int] = {}
-    first: list[int] = []
-    cnt: list[int] = []
-    for i, key in enumerate(map(bytes, dense)):
-        s = seen.get(key)
-        if s is None:
-            seen[key] = len(first)
-            first.append(i)
-            cnt.append(1)
-        else:
-            cnt[s] += 1
-    counts = np.array(cnt, np.int64)
-    order = np.argsort(-counts, kind="stable")  # ties keep the first appearance
-    subsets = dense[np.array(first)[order]]
-    return Leaf(labels=labels.copy(), subsets=np.ascontiguousarray(subsets),
-                counts=counts[order].astype(np.int64), n=int(rows.size))
-
-
 class TreeBuilder:
     """Grows one tree.
 
@@ -150,17 +191,21 @@ class TreeBuilder:
     max_features : int or None
         Features drawn at random (without replacement) at each horizontal split
         (random-subspace forests); None uses all.
-    rng : numpy Generator, used only with ``max_features``.
+    seed : int
+        Seed of the feature draws (used only with ``max_features``).
     max_bins : int or None
         Dense numeric features: only thresholds between values in different quantile
         bins (``max_bins`` per feature, fixed on the whole training set) are tried; None
         tries every midpoint. Sparse ``X`` always uses the exact scan.
-    xbin : precomputed bins (see :func:`~mlw_lacovac._kernels.histogram_bins`).
+    xbin : precomputed bins (see :func:`~mlw_lacovac._kernels.histogram_bins`), shared by
+        the trees of a forest; ``xone`` likewise for sparse ``X`` (see
+        :func:`~mlw_lacovac._kernels.ones_features`).
     """
 
     def __init__(self, method: str, min_samples: int, min_child: Any = 1, z: float = 1.96,
-                 max_features: int | None = None, rng: np.random.Generator | None = None,
-                 max_bins: int | None = None, xbin: np.ndarray | None = None):
+                 max_features: int | None = None, seed: int = 0,
+                 max_bins: int | None = None, xbin: np.ndarray | None = None,
+                 xone: np.ndarray | None = None):
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         self.method = method
@@ -168,186 +213,69 @@ class TreeBuilder:
         self.min_child = min_child
         self.z = float(z)
         self.max_features = max_features
-        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.seed = int(seed)
         self.max_bins = max_bins
         self.xbin = xbin
-        self._all_features: np.ndarray | None = None
+        self.xone = xone
 
-    # -- one node ----------------------------------------------------------------------
-    def _features(self, d: int) -> np.ndarray:
-        if self.max_features is None or self.max_features >= d:
-            if self._all_features is None or self._all_features.size != d:
-                self._all_features = np.arange(d, dtype=np.int64)
-            return self._all_features
-        return np.sort(self.rng.choice(d, size=self.max_features, replace=False)).astype(
-            np.int64)
-
-    def _groups(self, n: int, vary: np.ndarray, counts: np.ndarray, co: np.ndarray,
-                clustered: bool) -> list[np.ndarray]:
-        """The label blocks of a vertical split (one block: no vertical split)."""
-        if clustered or vary.size < 2 or self.method == "ml_c45":
-            return [vary]
-        if self.method == "lacovac":
-            R = K.phi_matrix(counts, co, n)
-            comp = K.threshold_components(R, lambda_n(n, self.z))
-            return [vary[comp == c] for c in range(int(comp.max()) + 1)]
-        # lacova: independent labels (sum of |cov| under its critical value) -> BR-like
-        if K.sum_abs_covariance(counts, co, n) <= K.lacova_cov_threshold(counts, n):
-            return [vary[i:i + 1] for i in range(vary.size)]
-        return [vary]
-
-    def fit(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None = None) -> Tree:
+    # -- shared preparation (also used by the reference builder) ----------------------
+    def _prepare(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None) -> dict:
         n_total, d = X.shape
-        n_labels = Y.shape[1]
-        y_indptr = Y.indptr.astype(np.int64)
-        y_indices = Y.indices.astype(np.int64)
-        sparse_x = sp.issparse(X)
-        if sparse_x:
-            x_indptr = X.indptr.astype(np.int64)
-            x_indices = X.indices.astype(np.int64)
-            x_data = X.data
-        m = self.min_samples
         min_child = np.broadcast_to(np.asarray(self.min_child, np.int64), (d,)).copy()
         if min_child.size and min_child.min() < 1:
             raise ValueError("min_child must be at least 1")
-        # no feature can split a node with fewer rows than this
-        split_floor = 2 * int(min_child.min()) if d else np.iinfo(np.int64).max
+        sparse_x = sp.issparse(X)
         xbin = np.zeros((0, 0), np.uint16)  # sparse X, or too many distinct values
+        if not sparse_x:
+            if self.xbin is not None:
+                xbin = self.xbin
+            elif self.max_bins:
+                xbin = K.histogram_bins(X, int(self.max_bins))
+            else:
+                ranks = K.rank_bins(X)
+                if ranks is not None:
+                    xbin = ranks
+        xone = np.zeros(d, np.bool_)
         if sparse_x:
-            pass
-        elif self.xbin is not None:
-            xbin = self.xbin
-        elif self.max_bins:
-            xbin = K.histogram_bins(X, int(self.max_bins))
-        else:
-            ranks = K.rank_bins(X)
-            if ranks is not None:
-                xbin = ranks
-        XT = None if sparse_x else np.ascontiguousarray(X.T)
+            xone = self.xone if self.xone is not None else K.ones_features(X)
+        k = -1 if self.max_features is None or self.max_features >= d else int(
+            self.max_features)
+        return dict(
+            min_child=min_child, sparse=sparse_x, xbin=xbin, xone=xone,
+            XT=np.zeros((0, 0)) if sparse_x else np.ascontiguousarray(X.T),
+            x_indptr=X.indptr.astype(np.int64) if sparse_x else np.zeros(1, np.int64),
+            x_indices=X.indices.astype(np.int64) if sparse_x else np.zeros(0, np.int64),
+            x_data=X.data if sparse_x else np.zeros(0),
+            y_indptr=Y.indptr.astype(np.int64), y_indices=Y.indices.astype(np.int64),
+            n_labels=int(Y.shape[1]),
+            rows=(np.arange(n_total, dtype=np.int64) if rows is None
+                  else np.asarray(rows, np.int64)),
+            split_floor=2 * int(min_child.min()) if d else np.iinfo(np.int64).max,
+            max_features=k, rng_state=np.array([self.seed], np.uint64))
 
-        kind: list[int] = []
-        feature: list[int] = []
-        threshold: list[float] = []
-        quality: list[float] = []
-        kids: list[list[int]] = []
-        leaf_id: list[int] = []
-        n_rows: list[int] = []
-        node_labels: list[np.ndarray] = []
-        leaves: list[Leaf] = []
+    def fit(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None = None) -> Tree:
+        """Grow the tree on the rows ``rows`` of ``(X, Y)`` (all rows when None; a sorted
+        array, repeats allowed for bootstrap samples). ``Y`` is CSR with sorted indices."""
+        return self._grow(self._prepare(X, Y, rows), None, self.seed)
 
-        def new_node(rows_: np.ndarray, labels_: np.ndarray) -> int:
-            kind.append(K.LEAF)
-            feature.append(-1)
-            threshold.append(0.0)
-            quality.append(np.nan)
-            kids.append([])
-            leaf_id.append(-1)
-            n_rows.append(int(rows_.size))
-            node_labels.append(labels_)
-            return len(kind) - 1
+    def fit_many(self, X: Any, Y: sp.csr_matrix, plans: list[tuple[np.ndarray, int]],
+                 n_jobs: int = 1) -> list[Tree]:
+        """One tree per ``(rows, seed)`` of ``plans`` (a forest), on ``n_jobs`` threads:
+        the builder releases the GIL, so the trees grow in parallel. The data are
+        prepared (transposed, binned) once for all trees."""
+        p = self._prepare(X, Y, None)
+        if n_jobs <= 1 or len(plans) <= 1:
+            return [self._grow(p, rows, seed) for rows, seed in plans]
+        from concurrent.futures import ThreadPoolExecutor
 
-        def as_leaf(v: int, rows_: np.ndarray, labels_: np.ndarray) -> None:
-            kind[v] = K.LEAF
-            leaf_id[v] = len(leaves)
-            leaves.append(_make_leaf(y_indptr, y_indices, rows_, labels_, n_labels))
+        with ThreadPoolExecutor(max_workers=min(n_jobs, len(plans))) as pool:
+            return list(pool.map(lambda plan: self._grow(p, *plan), plans))
 
-        root_rows = np.arange(n_total, dtype=np.int64) if rows is None else rows.astype(
-            np.int64)
-        root_labels = np.arange(n_labels, dtype=np.int64)
-        stack = [(new_node(root_rows, root_labels), root_rows, root_labels, False)]
-        while stack:
-            v, rws, labels, clustered = stack.pop()
-            n = rws.size
-            label_map = np.full(n_labels, -1, np.int64)
-            label_map[labels] = np.arange(labels.size)
-            counts, co = K.node_label_stats(y_indptr, y_indices, rws, label_map, labels.size)
-            varying = (counts > 0) & (counts < n)
-            if n < m or n < 2 or not varying.any():
-                as_leaf(v, rws, labels)
-                continue
-            if varying.all():
-                vary, vcounts, vco = labels, counts, co
-            else:
-                vi = np.flatnonzero(varying)
-                vary = labels[vi]
-                vcounts = counts[vi]
-                vco = co[np.ix_(vi, vi)]
-            groups = self._groups(n, vary, vcounts, vco, clustered)
-            const = labels[~varying]
-            if self.method != "ml_c45" and const.size:
-                groups = groups + [const]
-            if len(groups) > 1:
-                kind[v] = K.VSPLIT
-                pending = []
-                for g in groups:
-                    c = new_node(rws, g)
-                    kids[v].append(c)
-                    if g is const:
-                        as_leaf(c, rws, g)
-                    else:
-                        pending.append((c, rws, g, True))
-                stack.extend(reversed(pending))
-                continue
-            # horizontal split on the labels that vary here
-            if self.method == "ml_c45":
-                crit = K.CRIT_ENTROPY
-            elif vary.size >= 2:
-                crit = K.CRIT_LACOVA
-            else:
-                crit = K.CRIT_VARIANCE
-            vmap = np.full(n_labels, -1, np.int64)
-            vmap[vary] = np.arange(vary.size)
-            lptr, lidx = K.local_labels(y_indptr, y_indices, rws, vmap)
-            feats = self._features(d)
-            if n < split_floor:
-                f, t, q = -1, 0.0, np.inf
-            elif sparse_x:
-                fmask = np.zeros(d, np.bool_)
-                fmask[feats] = True
-                f, t, q = K.best_split_sparse(x_indptr, x_indices, x_data, d, rws, lptr,
-                                              lidx, vcounts, vco, fmask, min_child, crit)
-            else:
-                f, t, q = K.best_split_dense(XT, xbin, rws, lptr, lidx, vcounts, vco, feats,
-                                             min_child, crit)
-            if f < 0:
-                as_leaf(v, rws, labels)
-                continue
-            if crit == K.CRIT_ENTROPY:
-                p = vcounts / n
-                parent = float(-(p * np.log2(p) + (1 - p) * np.log2(1 - p)).sum())
-                if q >= parent - 1e-12:  # C4.5 splits only on a positive gain
-                    as_leaf(v, rws, labels)
-                    continue
-            if sparse_x:
-                left = K.partition_sparse(x_indptr, x_indices, x_data, rws, f, t)
-            else:
-                left = K.partition_dense(X, rws, f, t)
-            kind[v] = K.HSPLIT
-            feature[v] = int(f)
-            threshold[v] = float(t)
-            quality[v] = float(q)
-            lrows = rws[left]
-            rrows = rws[~left]
-            a = new_node(lrows, labels)
-            b = new_node(rrows, labels)
-            kids[v].extend([a, b])
-            stack.append((b, rrows, labels, False))
-            stack.append((a, lrows, labels, False))
-
-        n_nodes = len(kind)
-        child_ptr = np.zeros(n_nodes + 1, np.int64)
-        child_ptr[1:] = np.cumsum([len(k) for k in kids])
-        children = np.array([c for k in kids for c in k], dtype=np.int64)
-        # the most leaves one row can reach: children are created after their parent
-        reach = np.ones(n_nodes, np.int64)
-        kinds = np.array(kind, np.int64)
-        for v in range(n_nodes - 1, -1, -1):
-            if kinds[v] == K.HSPLIT:
-                reach[v] = max(reach[c] for c in kids[v])
-            elif kinds[v] == K.VSPLIT:
-                reach[v] = sum(reach[c] for c in kids[v])
-        return Tree(kind=kinds, feature=np.array(feature, np.int64),
-                    threshold=np.array(threshold, np.float64), child_ptr=child_ptr,
-                    children=children, leaf_id=np.array(leaf_id, np.int64),
-                    n_rows=np.array(n_rows, np.int64), labels=node_labels, leaves=leaves,
-                    max_leaves=int(reach[0]), quality=np.array(quality, np.float64))
+    def _grow(self, p: dict, rows: np.ndarray | None, seed: int) -> Tree:
+        out = grow_tree(_METHOD_CODE[self.method], self.min_samples, p["min_child"], self.z,
+                        p["split_floor"], p["sparse"], p["XT"], p["xbin"], p["x_indptr"],
+                        p["x_indices"], p["x_data"], p["xone"], p["y_indptr"],
+                        p["y_indices"], p["n_labels"],
+                        p["rows"] if rows is None else np.asarray(rows, np.int64),
+                        p["max_features"], np.array([seed], np.uint64))
+        return Tree(*out[:-1], max_leaves=int(out[-1]))

@@ -3,6 +3,7 @@ work named in the paper)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,8 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
 from mlw.validation import check_Y
-from mlw_lacovac._kernels import histogram_bins, rank_bins
-from mlw_lacovac._leaves import leaf_model, log_proba, predict_marginals, predict_modes
+from mlw_lacovac._kernels import histogram_bins, ones_features, rank_bins
+from mlw_lacovac._leaves import leaf_models, log_proba, predict
 from mlw_lacovac._tree import TreeBuilder, child_sizes
 from mlw_lacovac.model import (
     _check_common,
@@ -47,6 +48,9 @@ class LaCovaCForest(MultiLabelLearner):
         Grow each tree on a bootstrap sample (otherwise on all rows).
     random_state : int
         Seed of the bootstrap and feature draws.
+    n_jobs : int or None
+        Threads that grow trees at once (the tree builder releases the GIL); None or 1:
+        one thread, -1: one per CPU. The forest is the same whatever ``n_jobs``.
     """
 
     _joint_prediction: ClassVar[bool] = True
@@ -55,7 +59,7 @@ class LaCovaCForest(MultiLabelLearner):
                  min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
                  bootstrap: bool = True, random_state: int = 0,
                  marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 1,
-                 min_child_numeric: int | None = None) -> None:
+                 min_child_numeric: int | None = None, n_jobs: int | None = None) -> None:
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.min_samples = min_samples
@@ -67,6 +71,15 @@ class LaCovaCForest(MultiLabelLearner):
         self.max_bins = max_bins
         self.min_child = min_child
         self.min_child_numeric = min_child_numeric
+        self.n_jobs = n_jobs
+
+    def _threads(self) -> int:
+        j = self.n_jobs
+        if j is None:
+            return 1
+        if isinstance(j, bool) or not isinstance(j, (int, np.integer)) or j == 0 or j < -1:
+            raise ValueError(f"n_jobs must be None, -1 or an integer >= 1, got {j!r}")
+        return (os.cpu_count() or 1) if j == -1 else int(j)
 
     def _n_features(self, d: int) -> int | None:
         mf = self.max_features
@@ -93,32 +106,33 @@ class LaCovaCForest(MultiLabelLearner):
         Yc = check_training_data(X, Y, m)
         sizes = child_sizes(X, mc, mcn, m)
         k = self._n_features(X.shape[1])
-        xbin = None
-        if not sp.issparse(X):
+        threads = self._threads()
+        xbin = xone = None
+        if sp.issparse(X):
+            xone = ones_features(X)
+        else:
             xbin = histogram_bins(X, bins) if bins is not None else rank_bins(X)
         rng = np.random.default_rng(self.random_state)
         n = X.shape[0]
-        self.trees_ = []
-        self.leaf_models_ = []
+        plans = []
         for _ in range(int(self.n_estimators)):
             rows = rng.integers(0, n, size=n) if self.bootstrap else np.arange(n)
-            tree = TreeBuilder("lacovac", m, sizes, z=float(self.z), max_features=k,
-                               rng=np.random.default_rng(rng.integers(2**63)),
-                               max_bins=bins, xbin=xbin).fit(
-                X, Yc, rows=np.sort(rows))
-            self.trees_.append(tree)
-            self.leaf_models_.append([leaf_model(lf, float(self.alpha), self.marginals)
-                                     for lf in tree.leaves])
+            plans.append((np.sort(rows), int(rng.integers(2**63))))
+        builder = TreeBuilder("lacovac", m, sizes, z=float(self.z), max_features=k,
+                              max_bins=bins, xbin=xbin, xone=xone)
+        self.trees_ = builder.fit_many(X, Yc, plans, n_jobs=threads)
+        self.leaf_models_ = [leaf_models(t, float(self.alpha), self.marginals)
+                             for t in self.trees_]
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         P = np.zeros((X.shape[0], self.n_labels_))
-        for tree, models in zip(self.trees_, self.leaf_models_, strict=False):
-            P += predict_marginals(tree, models, X, self.n_labels_)
+        for tree, models in zip(self.trees_, self.leaf_models_, strict=True):
+            predict(tree, models, X, self.n_labels_, joint=False, out=P)
         return P / len(self.trees_)
 
     def _predict(self, X: Any) -> np.ndarray:
-        votes = np.stack([predict_modes(t, ms, X, self.n_labels_)
-                          for t, ms in zip(self.trees_, self.leaf_models_, strict=False)], axis=1)
+        votes = np.stack([predict(t, ms, X, self.n_labels_, proba=False)[1]
+                          for t, ms in zip(self.trees_, self.leaf_models_, strict=True)], axis=1)
         P = np.clip(self._predict_proba(X), 1e-12, 1 - 1e-12)
         out = np.zeros((X.shape[0], self.n_labels_), np.uint8)
         for i in range(X.shape[0]):
@@ -135,8 +149,7 @@ class LaCovaCForest(MultiLabelLearner):
         check_is_fitted(self, "trees_")
         X = self._validate_X(X, reset=False)
         Y = check_Y(Y, n_rows=X.shape[0], n_labels=self.n_labels_)
-        Yd = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
-        lp = np.stack([log_proba(t, ms, X, Yd, float(self.alpha))
+        lp = np.stack([log_proba(t, ms, X, Y, float(self.alpha))
                        for t, ms in zip(self.trees_, self.leaf_models_, strict=False)])
         mx = lp.max(axis=0)
         with np.errstate(invalid="ignore"):

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from mlw import MultiLabelLearner
 from mlw.validation import check_Y
 from mlw_lacovac import _kernels as K
-from mlw_lacovac._leaves import leaf_model, log_proba, predict_marginals, predict_modes
+from mlw_lacovac._leaves import LeafModels, leaf_models, log_proba, predict
 from mlw_lacovac._tree import Tree, TreeBuilder, child_sizes
 
 
@@ -79,14 +79,19 @@ class MultiLabelTree(MultiLabelLearner):
         Yc = check_training_data(X, Y, m)
         sizes = child_sizes(X, mc, mcn, m)
         self.tree_: Tree = TreeBuilder(self._method, m, sizes, z=z, max_bins=bins).fit(X, Yc)
-        self.leaf_models_ = [leaf_model(leaf, float(self.alpha), self.marginals)
-                             for leaf in self.tree_.leaves]
+        self.leaf_models_: LeafModels = leaf_models(self.tree_, float(self.alpha),
+                                                    self.marginals)
 
     def _predict_proba(self, X: Any) -> np.ndarray:
-        return predict_marginals(self.tree_, self.leaf_models_, X, self.n_labels_)
+        return predict(self.tree_, self.leaf_models_, X, self.n_labels_, joint=False)[0]
 
     def _predict(self, X: Any) -> np.ndarray:
-        return predict_modes(self.tree_, self.leaf_models_, X, self.n_labels_)
+        return predict(self.tree_, self.leaf_models_, X, self.n_labels_, proba=False)[1]
+
+    def _predict_with_scores(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The joint decision and the marginals from one traversal of the tree."""
+        P, Y = predict(self.tree_, self.leaf_models_, X, self.n_labels_)
+        return Y, P
 
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """log P(y_i | x_i) of the given label vectors, shape (n,): the sum over the
@@ -95,14 +100,13 @@ class MultiLabelTree(MultiLabelLearner):
         check_is_fitted(self, "tree_")
         X = self._validate_X(X, reset=False)
         Y = check_Y(Y, n_rows=X.shape[0], n_labels=self.n_labels_)
-        Yd = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
-        return log_proba(self.tree_, self.leaf_models_, X, Yd, float(self.alpha))
+        return log_proba(self.tree_, self.leaf_models_, X, Y, float(self.alpha))
 
     # -- inspection ------------------------------------------------------------------------
     @property
     def n_leaves_(self) -> int:
         check_is_fitted(self, "tree_")
-        return len(self.tree_.leaves)
+        return self.tree_.n_leaves
 
     def to_text(self, feature_names: Sequence[str] | None = None,
                 label_names: Sequence[str] | None = None, *, max_subsets: int = 4,
@@ -129,7 +133,7 @@ class MultiLabelTree(MultiLabelLearner):
             return "{" + ", ".join(ln[j] for j in labels) + "}"
 
         def leaf_text(v: int) -> str:
-            leaf = t.leaves[t.leaf_id[v]]
+            leaf = t.leaf(int(t.leaf_id[v]))
             parts = []
             for s, fr in zip(leaf.subsets[:max_subsets], leaf.frequencies[:max_subsets],
                              strict=True):
@@ -150,9 +154,9 @@ class MultiLabelTree(MultiLabelLearner):
                 lines.append(indent + conn + head + f"... (n={t.n_rows[v]})")
                 return
             if k == K.VSPLIT:
-                blocks = " | ".join(block(t.labels[c]) for c in t.children[a:b])
+                blocks = " | ".join(block(t.node_labels(c)) for c in t.children[a:b])
                 lines.append(indent + conn + head + f"VS {blocks} (n={t.n_rows[v]})")
-                heads = [f"[{block(t.labels[c])}] " for c in t.children[a:b]]
+                heads = [f"[{block(t.node_labels(c))}] " for c in t.children[a:b]]
             else:
                 f, thr = t.feature[v], t.threshold[v]
                 lines.append(indent + conn + head + f"HS {fn[f]} (n={t.n_rows[v]})")

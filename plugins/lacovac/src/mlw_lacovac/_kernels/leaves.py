@@ -1,0 +1,329 @@
+"""Leaves: the label-subset distribution of a leaf's rows, the leaf probabilities, and
+predictions routed through a flattened tree.
+
+A fitted tree's leaves are flat arrays: leaf ``l`` models the labels
+``leaf_labels[leaf_lab_ptr[l]:leaf_lab_ptr[l+1]]`` (its block); its observed subsets are
+``sub_count[leaf_sub_ptr[l]:leaf_sub_ptr[l+1]]`` times seen, as 0/1 rows of the block
+stored from ``sub_bits[leaf_bits_ptr[l]]`` on (row-major), ordered by decreasing count,
+ties by first appearance among the leaf's rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# node kinds
+LEAF = 0
+HSPLIT = 1
+VSPLIT = 2
+
+_FNV = np.uint64(0x100000001B3)
+_SEED = np.uint64(0xCBF29CE484222325)
+
+
+def leaf_buffers(n_max: int, n_labels: int):
+    """Work buffers of :func:`leaf_subsets` for leaves of up to ``n_max`` rows."""
+    size = 1
+    while size < 2 * max(n_max, 1):
+        size *= 2
+    return (np.full(size, -1, np.int64), np.empty(size, np.uint64), np.empty(n_max + 1, np.int64),
+            np.empty(n_max, np.int64), np.empty(n_max, np.int64), np.empty(n_max, np.int64),
+            np.empty(n_max, np.int64))
+
+
+@njit(cache=True)
+def leaf_subsets(y_indptr, y_indices, rows, label_map, htab, hkey, sub_ptr, sub_row, cnt,
+                 slot, lab):
+    """The distinct label subsets (restricted to the labels with ``label_map >= 0``) of
+    ``rows``, in order of first appearance: returns ``nsub``; subset ``s`` first appears
+    at local row ``sub_row[s]`` and is seen ``cnt[s]`` times; its local label positions
+    are ``lab[sub_ptr[s]:sub_ptr[s+1]]`` (ascending). ``htab`` (all -1, size a power of 2
+    at least twice the rows) is left all -1."""
+    mask = np.uint64(htab.size - 1)
+    nsub = 0
+    sub_ptr[0] = 0
+    for t in range(rows.size):
+        r = rows[t]
+        start = sub_ptr[nsub]
+        m = 0
+        h = _SEED
+        for p in range(y_indptr[r], y_indptr[r + 1]):
+            j = label_map[y_indices[p]]
+            if j >= 0:
+                lab[start + m] = j
+                m += 1
+                h = (h ^ np.uint64(j + 1)) * _FNV
+        h = (h ^ np.uint64(m)) * _FNV
+        pos = h & mask
+        found = -1
+        while htab[pos] >= 0:
+            s = htab[pos]
+            if hkey[pos] == h and sub_ptr[s + 1] - sub_ptr[s] == m:
+                same = True
+                b = sub_ptr[s]
+                for i in range(m):
+                    if lab[b + i] != lab[start + i]:
+                        same = False
+                        break
+                if same:
+                    found = s
+                    break
+            pos = (pos + np.uint64(1)) & mask
+        if found >= 0:
+            cnt[found] += 1
+        else:
+            htab[pos] = nsub
+            hkey[pos] = h
+            slot[nsub] = pos
+            sub_row[nsub] = t
+            cnt[nsub] = 1
+            sub_ptr[nsub + 1] = start + m
+            nsub += 1
+    for s in range(nsub):
+        htab[slot[s]] = -1
+    return nsub
+
+
+@njit(cache=True)
+def leaf_models(leaf_lab_ptr, leaf_sub_ptr, leaf_bits_ptr, sub_count, sub_bits, leaf_n, alpha,
+                laplace):
+    """Per leaf label slot: the marginal score, the mode's bit, log q and log(1 - q), with
+    ``q = (c + 1) / (n + 2)`` the Laplace estimate of the label in the leaf.
+
+    The score is ``q`` (``laplace``) or the marginal of the smoothed joint,
+    ``(c + alpha q) / (n + alpha)``. The mode is the most frequent subset, ties broken by
+    the higher product of the Laplace marginals (``Q``), then by first appearance (the
+    log factors are summed in ascending order, so two subsets whose factors are the same
+    multiset tie exactly, whatever their positions)."""
+    total = leaf_lab_ptr[leaf_lab_ptr.size - 1]
+    marg = np.empty(total)
+    mode = np.zeros(total, np.uint8)
+    logq1 = np.empty(total)
+    logq0 = np.empty(total)
+    width = 0
+    for leaf in range(leaf_lab_ptr.size - 1):
+        width = max(width, leaf_lab_ptr[leaf + 1] - leaf_lab_ptr[leaf])
+    terms = np.empty(width)
+    for leaf in range(leaf_lab_ptr.size - 1):
+        l0 = leaf_lab_ptr[leaf]
+        m = leaf_lab_ptr[leaf + 1] - l0
+        s0 = leaf_sub_ptr[leaf]
+        s1 = leaf_sub_ptr[leaf + 1]
+        bp = leaf_bits_ptr[leaf]
+        n = float(leaf_n[leaf])
+        for i in range(m):
+            c = 0
+            for s in range(s0, s1):
+                if sub_bits[bp + (s - s0) * m + i]:
+                    c += sub_count[s]
+            q = (c + 1.0) / (n + 2.0)
+            if laplace or n + alpha <= 0:
+                marg[l0 + i] = q
+            else:
+                marg[l0 + i] = (c + alpha * q) / (n + alpha)
+            logq1[l0 + i] = np.log(q)
+            logq0[l0 + i] = np.log1p(-q)
+        # ties in count: the higher log Q (its terms summed in ascending order, so that
+        # subsets with the same multiset of factors tie exactly; products equal in exact
+        # arithmetic but summed from other factors may differ in the last bits, hence the
+        # relative tolerance), then the first seen
+        best = s0
+        best_lq = -np.inf
+        if s1 - s0 > 1 and sub_count[s0 + 1] == sub_count[s0]:
+            for s in range(s0, s1):
+                if sub_count[s] != sub_count[s0]:
+                    break
+                for i in range(m):
+                    if sub_bits[bp + (s - s0) * m + i]:
+                        terms[i] = logq1[l0 + i]
+                    else:
+                        terms[i] = logq0[l0 + i]
+                srt = np.sort(terms[:m])
+                lq = 0.0
+                for i in range(m):
+                    lq += srt[i]
+                if s == s0 or lq > best_lq + 1e-12 * max(1.0, abs(best_lq)):
+                    best_lq = lq
+                    best = s
+        for i in range(m):
+            mode[l0 + i] = sub_bits[bp + (best - s0) * m + i]
+    return marg, mode, logq1, logq0
+
+
+@njit(cache=True, inline="always")
+def _x_value(X, x_indptr, x_indices, x_data, sparse, r, f):
+    if not sparse:
+        return X[r, f]
+    lo = x_indptr[r]
+    hi = x_indptr[r + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        g = x_indices[mid]
+        if g == f:
+            return x_data[mid]
+        if g < f:
+            lo = mid + 1
+        else:
+            hi = mid
+    return 0.0
+
+
+@njit(cache=True)
+def route(X, x_indptr, x_indices, x_data, sparse, n, kind, feature, threshold, child_ptr,
+          children, leaf_id, max_leaves):
+    """For each row, the ids of the leaves it reaches (one per label block), padded with
+    -1: shape (n, max_leaves). A horizontal split sends a row to one child
+    (``x[feature] <= threshold``: the first), a vertical split to all of them."""
+    out = np.full((n, max_leaves), -1, np.int64)
+    stack = np.empty(kind.size, np.int64)
+    for r in range(n):
+        stack[0] = 0
+        top = 1
+        m = 0
+        while top > 0:
+            top -= 1
+            v = stack[top]
+            k = kind[v]
+            if k == LEAF:
+                out[r, m] = leaf_id[v]
+                m += 1
+            elif k == HSPLIT:
+                x = _x_value(X, x_indptr, x_indices, x_data, sparse, r, feature[v])
+                if x <= threshold[v]:
+                    stack[top] = children[child_ptr[v]]
+                else:
+                    stack[top] = children[child_ptr[v] + 1]
+                top += 1
+            else:
+                for p in range(child_ptr[v + 1] - 1, child_ptr[v] - 1, -1):
+                    stack[top] = children[p]
+                    top += 1
+    return out
+
+
+def pack_nodes(kind, feature, child_ptr, children, leaf_id):
+    """The tree as one int32 record per node for prediction: ``[code, first child,
+    children, leaf id]`` with code = the feature of a horizontal split (its children are
+    ``first`` for ``x <= threshold`` and ``first + 1``), -1 for a leaf, -2 for a vertical
+    split. A node's children have consecutive ids. One record (16 bytes) per visited node
+    keeps the walk in few cache lines."""
+    rec = np.empty((kind.size, 4), np.int32)
+    rec[:, 0] = np.where(kind == HSPLIT, feature, np.where(kind == LEAF, -1, -2))
+    first = np.zeros(kind.size, np.int64)
+    has = np.diff(child_ptr) > 0
+    first[has] = children[child_ptr[:-1][has]]
+    rec[:, 1] = first
+    rec[:, 2] = np.diff(child_ptr)
+    rec[:, 3] = leaf_id
+    return rec
+
+
+@njit(cache=True)
+def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, rec, threshold, leaf_lab_ptr,
+                   leaf_labels, marg, mode, P, Y, want_p, want_y):
+    """One walk per row: the marginals of the leaves it reaches into ``P`` (``want_p``;
+    added, so a forest can sum its trees) and their modes into ``Y`` (``want_y``).
+    Horizontal splits are followed without the stack (``child = first + (x > t)``); a
+    sparse row is scattered into a dense buffer first, so every test is one load."""
+    stack = np.empty(rec.shape[0] + 1, np.int64)
+    d = 0
+    if sparse:  # the largest feature index any node or row refers to
+        for v in range(rec.shape[0]):
+            if rec[v, 0] >= d:
+                d = rec[v, 0] + 1
+        for p in range(x_indices.size):
+            if x_indices[p] >= d:
+                d = x_indices[p] + 1
+    xbuf = np.zeros(d)
+    for r in range(n):
+        if sparse:
+            for p in range(x_indptr[r], x_indptr[r + 1]):
+                xbuf[x_indices[p]] = x_data[p]
+        top = 0
+        stack[0] = 0
+        while top >= 0:
+            v = stack[top]
+            top -= 1
+            while True:
+                f = rec[v, 0]
+                if f >= 0:
+                    x = xbuf[f] if sparse else X[r, f]
+                    v = rec[v, 1] + (1 if x > threshold[v] else 0)
+                elif f == -1:
+                    leaf = rec[v, 3]
+                    for q in range(leaf_lab_ptr[leaf], leaf_lab_ptr[leaf + 1]):
+                        j = leaf_labels[q]
+                        if want_p:
+                            P[r, j] += marg[q]
+                        if want_y:
+                            Y[r, j] = mode[q]
+                    break
+                else:
+                    c0 = rec[v, 1]
+                    for i in range(rec[v, 2] - 1, 0, -1):
+                        top += 1
+                        stack[top] = c0 + i
+                    v = c0
+        if sparse:
+            for p in range(x_indptr[r], x_indptr[r + 1]):
+                xbuf[x_indices[p]] = 0.0
+
+
+@njit(cache=True)
+def log_proba_leaves(X, x_indptr, x_indices, x_data, sparse, n, kind, feature, threshold,
+                     child_ptr, children, leaf_id, leaf_lab_ptr, leaf_labels, leaf_sub_ptr,
+                     leaf_bits_ptr, sub_count, sub_bits, leaf_n, logq1, logq0, y_indptr,
+                     y_indices, n_labels, alpha):
+    """log P(y_i | x_i): over the leaves row i reaches, the sum of the log smoothed leaf
+    probabilities ``(count(s) + alpha Q(s)) / (n + alpha)`` of its labels ``s`` in the
+    leaf's block."""
+    out = np.zeros(n)
+    stack = np.empty(kind.size, np.int64)
+    on = np.zeros(n_labels, np.uint8)
+    for r in range(n):
+        for p in range(y_indptr[r], y_indptr[r + 1]):
+            on[y_indices[p]] = 1
+        stack[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            v = stack[top]
+            k = kind[v]
+            if k == LEAF:
+                leaf = leaf_id[v]
+                l0 = leaf_lab_ptr[leaf]
+                m = leaf_lab_ptr[leaf + 1] - l0
+                lq = 0.0
+                for i in range(m):
+                    if on[leaf_labels[l0 + i]]:
+                        lq += logq1[l0 + i]
+                    else:
+                        lq += logq0[l0 + i]
+                count = 0
+                bp = leaf_bits_ptr[leaf]
+                s0 = leaf_sub_ptr[leaf]
+                for s in range(s0, leaf_sub_ptr[leaf + 1]):
+                    same = True
+                    for i in range(m):
+                        if sub_bits[bp + (s - s0) * m + i] != on[leaf_labels[l0 + i]]:
+                            same = False
+                            break
+                    if same:
+                        count = sub_count[s]
+                        break
+                out[r] += np.log((count + alpha * np.exp(lq)) / (leaf_n[leaf] + alpha))
+            elif k == HSPLIT:
+                x = _x_value(X, x_indptr, x_indices, x_data, sparse, r, feature[v])
+                if x <= threshold[v]:
+                    stack[top] = children[child_ptr[v]]
+                else:
+                    stack[top] = children[child_ptr[v] + 1]
+                top += 1
+            else:
+                for p in range(child_ptr[v + 1] - 1, child_ptr[v] - 1, -1):
+                    stack[top] = children[p]
+                    top += 1
+        for p in range(y_indptr[r], y_indptr[r + 1]):
+            on[y_indices[p]] = 0
+    return out

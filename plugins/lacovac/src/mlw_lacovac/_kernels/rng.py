@@ -1,0 +1,38 @@
+"""The random feature subsets of forest trees: a splitmix64 stream and a partial
+Fisher-Yates shuffle, so the numba builder and the Python reference builder draw the
+same features from the same seed."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True)
+def next_u64(state):
+    """The next 64-bit number of the splitmix64 stream whose state is ``state[0]``."""
+    state[0] += _GAMMA
+    z = state[0]
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def draw_features(state, perm, k, out):
+    """``out[:k]``: ``k`` distinct features of ``perm.size`` drawn uniformly, ascending.
+    ``perm`` is a permutation of ``0..d-1`` kept between draws (any permutation is a valid
+    start for the partial shuffle)."""
+    d = perm.size
+    for i in range(k):
+        j = i + np.int64(next_u64(state) % np.uint64(d - i))
+        tmp = perm[i]
+        perm[i] = perm[j]
+        perm[j] = tmp
+    for i in range(k):
+        out[i] = perm[i]
+    out[:k].sort()

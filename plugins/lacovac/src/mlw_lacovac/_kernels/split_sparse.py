@@ -1,0 +1,224 @@
+"""Split search over a CSR ``X`` without densifying it, and the partition of a node's rows.
+
+A node builds a local column view (CSC) of its rows' stored entries. The absent entries
+of a feature are one block of zeros. For a feature whose every stored value is 1 (word
+and one-hot features, flagged once per tree by ``xone``) the only candidate is "rows
+with the feature" against the rest: its label counts come from the rows with the
+feature that carry a label of the node, so the local CSC holds only those rows for such
+features (``cnt_all`` counts all of them), and the pair counts are added only when the
+criterion's bound cannot prune the candidate. Other features are scanned exactly: the
+negative values moved left in ascending order, then the positive values moved right in
+descending order, so only stored entries are touched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mlw_lacovac._kernels.criterion import (
+    CRIT_LACOVA,
+    add_pairs,
+    evaluate,
+    float_criterion,
+    lacova_bound,
+    lacova_exact,
+    move_row,
+    reset_moved,
+)
+
+
+def ones_features(X) -> np.ndarray:
+    """Boolean mask of the columns of a CSR ``X`` whose stored values are all exactly 1."""
+    ok = np.ones(X.shape[1], np.bool_)
+    ok[X.indices[X.data != 1.0]] = False
+    return ok
+
+
+@njit(cache=True)
+def node_csc(x_indptr, x_indices, x_data, rows, lptr, fmask, xone, cnt_all, cptr, fillp,
+             crow, cval):
+    """The node's stored entries by feature (local row numbers ``crow``, values ``cval``):
+    all of them for features without ``xone``, only the rows with a local label for the
+    others; ``cnt_all[f]`` counts every stored entry of ``f`` in the node."""
+    d = cnt_all.size
+    for f in range(d):
+        cnt_all[f] = 0
+        cptr[f + 1] = 0
+    cptr[0] = 0
+    n = rows.size
+    for t in range(n):
+        r = rows[t]
+        labelled = lptr[t + 1] > lptr[t]
+        for p in range(x_indptr[r], x_indptr[r + 1]):
+            f = x_indices[p]
+            if fmask[f]:
+                cnt_all[f] += 1
+                if labelled or not xone[f]:
+                    cptr[f + 1] += 1
+    for f in range(d):
+        cptr[f + 1] += cptr[f]
+        fillp[f] = cptr[f]
+    for t in range(n):
+        r = rows[t]
+        labelled = lptr[t + 1] > lptr[t]
+        for p in range(x_indptr[r], x_indptr[r + 1]):
+            f = x_indices[p]
+            if fmask[f] and (labelled or not xone[f]):
+                q = fillp[f]
+                crow[q] = t
+                cval[q] = x_data[p]
+                fillp[f] = q + 1
+
+
+@njit(cache=True)
+def search_sparse(x_indptr, x_indices, x_data, rows, lptr, lidx, tc, fmask, xone, min_child,
+                  crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, c, Cv, touched,
+                  mp, acc, cnt, deg, cb, cnt_all, cptr, fillp, crow, cval):
+    """:func:`~mlw_lacovac._kernels.split_dense.search_dense` for a CSR ``X``: the best
+    split over the features with ``fmask`` set. ``crow``/``cval`` must hold every stored
+    entry of the node's rows."""
+    n = rows.size
+    L = tc.size
+    best_q = np.inf
+    best_f = -1
+    best_t = 0.0
+    if n < 2:
+        return best_f, best_t, best_q
+    pairs = crit == CRIT_LACOVA
+    for j in range(L):
+        deg[j] = adj_ptr[j + 1] - adj_ptr[j]
+    for i in range(5):
+        acc[i] = 0.0
+    cnt[0] = 0
+    cnt[1] = 0
+    node_csc(x_indptr, x_indices, x_data, rows, lptr, fmask, xone, cnt_all, cptr, fillp,
+             crow, cval)
+    d = cnt_all.size
+    for f in range(d):
+        nnz = cnt_all[f]
+        min_leaf = min_child[f]
+        if nnz == 0 or n < 2 * min_leaf:
+            continue
+        a = cptr[f]
+        b = cptr[f + 1]
+        nzero = n - nnz
+        if xone[f]:
+            # one candidate: the nnz rows with the feature (x = 1) right, the rest left
+            if nzero < min_leaf or nnz < min_leaf:
+                continue
+            for i in range(a, b):
+                move_row(crow[i], lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt,
+                         False)
+            if pairs:
+                q, vm, lbm, vr, lbr = lacova_bound(nnz, n, acc[0], acc[1], acc[2], acc[3],
+                                                   tot)
+                if q >= best_q - 1e-12:
+                    q = np.inf
+                elif vm > lbm or vr > lbr:
+                    for i in range(a, b):
+                        add_pairs(crow[i], lptr, lidx, Cv, pidx, mp, cnt)
+                    q = lacova_exact(nnz, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc,
+                                     adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, cb, vm,
+                                     lbm, vr, lbr, best_q)
+            else:
+                q = float_criterion(nnz, n, acc[0], acc[1], acc[2], c, tc, tot, crit)
+            if q < best_q - 1e-12:
+                best_q = q
+                best_f = f
+                best_t = 0.5
+            reset_moved(c, Cv, touched, mp, acc, cnt)
+            continue
+        vals = cval[a:b]
+        rws = crow[a:b]
+        order = np.argsort(vals, kind="mergesort")
+        nneg = 0
+        while nneg < nnz and vals[order[nneg]] < 0.0:
+            nneg += 1
+        npos = nnz - nneg
+        if nzero == 0 and vals[order[0]] == vals[order[nnz - 1]]:
+            continue
+        # pass A: left = the i+1 smallest negatives; right = the other negatives, the
+        # zero block and the positives
+        for i in range(nneg):
+            move_row(rws[order[i]], lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
+            nl = i + 1
+            v0 = vals[order[i]]
+            if i + 1 < nneg:
+                v1 = vals[order[i + 1]]
+            elif nzero > 0:
+                v1 = 0.0
+            elif npos > 0:
+                v1 = vals[order[nneg]]
+            else:
+                continue
+            if v0 == v1 or nl < min_leaf or n - nl < min_leaf:
+                continue
+            q = evaluate(nl, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k,
+                         adj_p, adj_b, adj_w, gtc, gpp, tot, cb, crit, best_q)
+            if q < best_q - 1e-12:
+                best_q = q
+                best_f = f
+                thr = 0.5 * (v0 + v1)
+                best_t = v0 if thr == v1 else thr
+        reset_moved(c, Cv, touched, mp, acc, cnt)
+        # pass B: right = the i+1 largest positives (the moved side); left = the rest
+        for i in range(npos):
+            o = order[nnz - 1 - i]
+            move_row(rws[o], lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
+            nr = i + 1
+            v1 = vals[o]
+            if i + 1 < npos:
+                v0 = vals[order[nnz - 2 - i]]
+            elif nzero > 0:
+                v0 = 0.0
+            elif nneg > 0:
+                v0 = vals[order[nneg - 1]]
+            else:
+                continue
+            if v0 == v1 or nr < min_leaf or n - nr < min_leaf:
+                continue
+            q = evaluate(nr, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k,
+                         adj_p, adj_b, adj_w, gtc, gpp, tot, cb, crit, best_q)
+            if q < best_q - 1e-12:
+                best_q = q
+                best_f = f
+                thr = 0.5 * (v0 + v1)
+                best_t = v0 if thr == v1 else thr
+        reset_moved(c, Cv, touched, mp, acc, cnt)
+    return best_f, best_t, best_q
+
+
+@njit(cache=True)
+def csr_value(x_indptr, x_indices, x_data, r, f):
+    """``X[r, f]`` of a CSR matrix with sorted indices (0 when absent)."""
+    lo = x_indptr[r]
+    hi = x_indptr[r + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        g = x_indices[mid]
+        if g == f:
+            return x_data[mid]
+        if g < f:
+            lo = mid + 1
+        else:
+            hi = mid
+    return 0.0
+
+
+@njit(cache=True)
+def partition_sparse(x_indptr, x_indices, x_data, rows_buf, s, n, f, thr, tmp):
+    """:func:`~mlw_lacovac._kernels.split_dense.partition_dense` for a CSR ``X``."""
+    nl = 0
+    nr = 0
+    for t in range(n):
+        r = rows_buf[s + t]
+        if csr_value(x_indptr, x_indices, x_data, r, f) <= thr:
+            rows_buf[s + nl] = r
+            nl += 1
+        else:
+            tmp[nr] = r
+            nr += 1
+    for i in range(nr):
+        rows_buf[s + nl + i] = tmp[i]
+    return nl
