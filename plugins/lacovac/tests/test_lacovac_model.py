@@ -347,3 +347,27 @@ def test_to_text_limits_and_checks_names():
     assert "... (n=12)" in short
     with pytest.raises(ValueError, match="feature names"):
         model.to_text(["a"], LABELS)
+
+
+def test_forest_grown_in_threads_is_the_same_forest():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(120, 5))
+    Y = (rng.random((120, 4)) < 0.3 + 0.4 * (X[:, :4] > 0)).astype(np.uint8)
+    one = LaCovaCForest(n_estimators=6, random_state=2).fit(X, Y)
+    two = LaCovaCForest(n_estimators=6, random_state=2, n_jobs=2).fit(X, Y)
+    assert all(a.same_as(b) for a, b in zip(one.trees_, two.trees_, strict=True))
+    assert np.array_equal(one.predict(X), two.predict(X))
+    with pytest.raises(ValueError, match="n_jobs must be"):
+        LaCovaCForest(n_jobs=0).fit(X, Y)
+
+
+@pytest.mark.parametrize("name", ["lacovac", "lacovac_forest"])
+def test_model_state_is_declared_for_model_files(name, tmp_path):
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(60, 4))
+    Y = (rng.random((60, 3)) < 0.4).astype(np.uint8)
+    model = mlw.get_learner(name, min_samples=3).fit(X, Y)
+    assert mlw.persistence.untrusted_types(model) == []
+    mlw.save_model(model, tmp_path / "m.mlw")
+    again = mlw.load_model(tmp_path / "m.mlw")
+    assert np.array_equal(again.predict_proba(X), model.predict_proba(X))

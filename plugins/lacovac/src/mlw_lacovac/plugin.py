@@ -20,8 +20,7 @@ _TREE = {
 
 
 #: The model state of the trees besides the learners' classes (``LearnerSpec.model_types``).
-_MODEL_TYPES = ("mlw_lacovac._tree:Tree", "mlw_lacovac._tree:Leaf",
-                "mlw_lacovac._leaves:LeafModel")
+_MODEL_TYPES = ("mlw_lacovac._tree:Tree", "mlw_lacovac._leaves:LeafModels")
 
 
 @mlw.hookimpl
@@ -50,6 +49,8 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
                     "max_features": "features drawn per split: 'sqrt', 'log2', int, "
                                     "fraction or None (all)",
                     "bootstrap": "grow each tree on a bootstrap sample",
-                    "random_state": "seed of the bootstrap and feature draws"},
+                    "random_state": "seed of the bootstrap and feature draws",
+                    "n_jobs": "threads growing trees at once (None or 1: one, -1: one per "
+                              "CPU); the forest is the same whatever n_jobs"},
         description="Bagged LaCovaC trees with random feature subsets; averages marginals "
                     "and votes on joint label vectors"))
