@@ -22,6 +22,10 @@ from mlw_lacovac._kernels.criterion import (
 from mlw_lacovac._reference import ReferenceTreeBuilder, _leaf_arrays
 from mlw_lacovac._tree import TreeBuilder
 
+# splitmix64 (the forest's feature draws) wraps around 2**64 by design; without the JIT
+# (.ci/run's NUMBA_DISABLE_JIT step) numpy's uint64 scalars warn that they do
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+
 
 def _labels(seed, n, L, rate=0.35):
     rng = np.random.default_rng(seed)
