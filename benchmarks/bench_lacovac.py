@@ -1,24 +1,39 @@
-"""LaCovaC fit time vs scikit-learn's multi-output DecisionTreeClassifier, side by side.
+"""LaCovaC fit and predict time vs scikit-learn's multi-output DecisionTreeClassifier,
+side by side in one run (issue 18), with a profile of the fit and the forest's threads.
 
-    python benchmarks/bench_lacovac.py [--repeats 3] [--datasets yeast,bibtex]
+    python benchmarks/bench_lacovac.py [--repeats 3] [--datasets yeast,scene,enron,bibtex]
+                                       [--no-reference] [--forest-trees 10]
 
-Both learners fit the same training split of each dataset (mlw.load_dataset; bibtex
-stays sparse CSR for both: scikit-learn's tree takes CSR X, and LaCovaC never
-densifies it). scikit-learn's tree gets min_samples_leaf=5 (LaCovaC's m = 5, the peer
-the issue names; LaCovaC's own children may be smaller on 0/1 features, see
-``min_child``) and a dense Y (it does not accept a sparse target). Times are CPU
-seconds of the process (time.process_time, so other jobs on the machine distort them
-less than wall time), the best of ``--repeats`` runs, after one warm-up fit that also
-compiles the numba kernels. Peak memory of one fit is measured with tracemalloc in a separate run
-(numpy and scipy allocations are traced; numba's are not). The ratio printed is
-LaCovaC / scikit-learn (the target is at most 3).
+Both learners fit the same training split of each dataset (mlw.load_dataset; sparse
+files stay CSR for both: scikit-learn's tree takes CSR X, and LaCovaC never densifies
+it). scikit-learn's tree gets min_samples_leaf=5 (LaCovaC's m = 5, the peer the issue
+names; LaCovaC's own children may be smaller on 0/1 features, see ``min_child``) and a
+dense Y (it does not accept a sparse target). Prediction: LaCovaC's ``predict_proba``
+against scikit-learn's ``predict_proba`` on the test split, and LaCovaC's one-pass
+``predict_with_scores`` (joint decision and marginals) beside it.
+
+Times are CPU seconds of the process (time.process_time, so other jobs on the machine
+distort them less than wall time), the best of ``--repeats`` runs, after one warm-up
+fit that also loads the compiled numba kernels. The ratios are LaCovaC / scikit-learn;
+the issue's targets: fit <= 1.5 on yeast and scene, <= 1 on enron and bibtex, predict
+<= 1.
+
+The profile splits one fit into its phases: validation and the child-size table,
+preparation (transposing X, the quantile bins, once per tree), the numba builder
+(one call, no Python per node) and the leaf models. ``ref`` is the same tree grown by
+the Python node-by-node reference builder (``_reference.ReferenceTreeBuilder``, what
+mlw used before), checked equal node for node.
+
+The forest (``--forest-trees``, yeast) is fitted with n_jobs=1 and n_jobs=2: its trees
+grow in threads, so the speed-up is in wall time (process CPU time counts both
+threads); the load average printed beside it says how much of 2 cores there was.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +41,14 @@ import scipy.sparse as sp
 from sklearn.tree import DecisionTreeClassifier
 
 import mlw
-from mlw_lacovac import MLC45, LaCovaC
+from mlw_lacovac import LaCovaC, LaCovaCForest
+from mlw_lacovac._leaves import leaf_models
+from mlw_lacovac._reference import ReferenceTreeBuilder
+from mlw_lacovac._tree import TreeBuilder, child_sizes
+from mlw_lacovac.model import check_training_data
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mulan"
+TARGET = {"yeast": 1.5, "scene": 1.5, "enron": 1.0, "bibtex": 1.0}
 
 
 def cpu_best(fn, repeats: int) -> float:
@@ -40,41 +60,108 @@ def cpu_best(fn, repeats: int) -> float:
     return best
 
 
-def peak_mb(fn) -> float:
-    tracemalloc.start()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak / 2**20
+def load() -> str:
+    return "{:.1f}".format(os.getloadavg()[0])
+
+
+def profile(X, Y, repeats: int) -> dict[str, float]:
+    """CPU seconds of the phases of one LaCovaC fit (best of ``repeats``)."""
+    out: dict[str, float] = {}
+    model = LaCovaC()
+
+    def phases():
+        t0 = time.process_time()
+        Yc = check_training_data(X, Y, 5)
+        sizes = child_sizes(X, model.min_child, model.min_child_numeric, 5)
+        t1 = time.process_time()
+        b = TreeBuilder("lacovac", 5, sizes, max_bins=model.max_bins)
+        p = b._prepare(X, Yc, None)
+        t2 = time.process_time()
+        tree = b._grow(p, None, 0)
+        t3 = time.process_time()
+        leaf_models(tree, model.alpha, model.marginals)
+        t4 = time.process_time()
+        return {"check": t1 - t0, "prepare": t2 - t1, "grow": t3 - t2, "leaves": t4 - t3}
+
+    for _ in range(repeats):
+        for k, v in phases().items():
+            out[k] = min(out.get(k, np.inf), v)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--datasets", default="yeast,bibtex")
+    ap.add_argument("--datasets", default="yeast,scene,enron,bibtex")
+    ap.add_argument("--no-reference", action="store_true",
+                    help="skip the Python reference builder (slow on bibtex)")
+    ap.add_argument("--forest-trees", type=int, default=10)
     args = ap.parse_args()
-    print(f"{'dataset':8} {'n x d, L':>18} {'learner':22} {'fit cpu s':>9} {'sk cpu s':>8} "
-          f"{'ratio':>6} {'peak MB':>8} {'sk MB':>6} {'nodes':>6}")
+    print(f"load at start {load()}, {os.cpu_count()} CPUs")
+    print(f"{'dataset':8} {'n x d, L':>17} {'X':6} {'fit':>7} {'sk fit':>7} {'ratio':>6} "
+          f"{'target':>6} {'proba':>7} {'+mode':>7} {'sk proba':>8} {'ratio':>6} "
+          f"{'nodes':>6} {'sk nodes':>8} {'load':>5}")
+    profiles = {}
     for name in args.datasets.split(","):
         tr = mlw.load_dataset(DATA / f"{name}-train.arff")
-        X, Y = tr.X, tr.Y
+        te = mlw.load_dataset(DATA / f"{name}-test.arff")
+        X, Y, Xt = tr.X, tr.Y, te.X
         Yd = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
         shape = f"{X.shape[0]}x{X.shape[1]}, {Y.shape[1]}"
-        sk = DecisionTreeClassifier(min_samples_leaf=5, random_state=0)
-        sk.fit(X, Yd)
+        kind = "CSR" if sp.issparse(X) else "dense"
+        sk = DecisionTreeClassifier(min_samples_leaf=5, random_state=0).fit(X, Yd)
         t_sk = cpu_best(lambda sk=sk, X=X, Yd=Yd: sk.fit(X, Yd), args.repeats)
-        m_sk = peak_mb(lambda X=X, Yd=Yd: DecisionTreeClassifier(min_samples_leaf=5).fit(X, Yd))
-        for label, make in [("lacovac (max_bins=64)", lambda: LaCovaC()),
-                            ("lacovac (exact scan)", lambda: LaCovaC(max_bins=None)),
-                            ("ml_c45", lambda: MLC45())]:
-            if sp.issparse(X) and "exact" in label:
-                continue  # sparse X is always scanned exactly
-            make().fit(X, Y)  # warm-up (numba compile / cache load)
-            model = make()
-            t = cpu_best(lambda m=model, X=X, Y=Y: m.fit(X, Y), args.repeats)
-            mem = peak_mb(lambda make=make, X=X, Y=Y: make().fit(X, Y))
-            print(f"{name:8} {shape:>18} {label:22} {t:9.3f} {t_sk:8.3f} {t / t_sk:6.2f} "
-                  f"{mem:8.1f} {m_sk:6.1f} {model.tree_.n_nodes:6d}", flush=True)
+        p_sk = cpu_best(lambda sk=sk, Xt=Xt: sk.predict_proba(Xt), args.repeats)
+        LaCovaC().fit(X, Y)  # warm-up (numba cache load)
+        model = LaCovaC()
+        t = cpu_best(lambda m=model, X=X, Y=Y: m.fit(X, Y), args.repeats)
+        model.predict_proba(Xt)
+        p = cpu_best(lambda m=model, Xt=Xt: m.predict_proba(Xt), args.repeats)
+        pw = cpu_best(lambda m=model, Xt=Xt: m.predict_with_scores(Xt), args.repeats)
+        print(f"{name:8} {shape:>17} {kind:6} {t:7.3f} {t_sk:7.3f} {t / t_sk:6.2f} "
+              f"{TARGET.get(name, np.nan):6.1f} {p:7.4f} {pw:7.4f} {p_sk:8.4f} "
+              f"{p / p_sk:6.2f} {model.tree_.n_nodes:6d} {sk.tree_.node_count:8d} "
+              f"{load():>5}", flush=True)
+        prof = profile(X, Y, args.repeats)
+        if not args.no_reference:
+            Yc = check_training_data(X, Y, 5)
+            sizes = child_sizes(X, 1, None, 5)
+            ref = ReferenceTreeBuilder("lacovac", 5, sizes, max_bins=64)
+            t0 = time.process_time()
+            rtree = ref.fit(X, Yc)
+            prof["ref"] = time.process_time() - t0
+            prof["same"] = float(rtree.same_as(model.tree_))
+        profiles[name] = prof
+
+    print("\nprofile of one LaCovaC fit, CPU s (best of repeats); ref = the Python reference "
+          "builder's fit, same = its tree equals the numba builder's node for node")
+    print(f"{'dataset':8} {'check':>7} {'prepare':>8} {'grow':>7} {'leaves':>7} {'ref':>7} "
+          f"{'ref/fit':>7} {'same':>5}")
+    for name, pr in profiles.items():
+        fit = pr["check"] + pr["prepare"] + pr["grow"] + pr["leaves"]
+        ref = pr.get("ref", np.nan)
+        same = {1.0: "yes", 0.0: "NO"}.get(pr.get("same", -1), "-")
+        print(f"{name:8} {pr['check']:7.3f} {pr['prepare']:8.3f} {pr['grow']:7.3f} "
+              f"{pr['leaves']:7.3f} {ref:7.3f} {ref / fit:7.1f} {same:>5}")
+
+    if args.forest_trees > 0:
+        tr = mlw.load_dataset(DATA / "yeast-train.arff")
+        print(f"\nforest of {args.forest_trees} trees on yeast, n_jobs 1 vs 2 "
+              "(wall and process CPU s, best of repeats)")
+        LaCovaCForest(n_estimators=2).fit(tr.X, tr.Y)
+        res = {}
+        for jobs in (1, 2):
+            best_w, best_c = np.inf, np.inf
+            for _ in range(args.repeats):
+                f = LaCovaCForest(n_estimators=args.forest_trees, n_jobs=jobs)
+                w, c = time.perf_counter(), time.process_time()
+                f.fit(tr.X, tr.Y)
+                best_w = min(best_w, time.perf_counter() - w)
+                best_c = min(best_c, time.process_time() - c)
+            res[jobs] = (best_w, best_c)
+            print(f"n_jobs={jobs}: wall {best_w:.3f} s, cpu {best_c:.3f} s, load {load()}",
+                  flush=True)
+        print(f"speed-up (wall) {res[1][0] / res[2][0]:.2f}x")
 
 
 if __name__ == "__main__":
