@@ -16,9 +16,9 @@ from mlw_lacovac import MLC45, LaCova, LaCovaC, LaCovaCForest
 from mlw_lacovac import _kernels as K
 
 # Toy data in the spirit of Table 1 of the paper (12 movies; features love, dark;
-# labels crime, horror, drama). The paper's exact table could not be retrieved (the
-# paper text is not in the searchable corpora), so these rows were constructed to
-# have the properties the paper describes for Figure 1: crime and horror are
+# labels crime, horror, drama), constructed before the paper's text was at hand (the
+# paper's own Table 1 is pinned in test_lacovac_table1.py), to have the properties
+# the paper describes for Figure 1: crime and horror are
 # correlated (phi = 0.707 > lambda_12 = 1.96 / sqrt(11) = 0.591), drama is
 # uncorrelated with both (phi = 0), and `dark` separates crime/horror movies.
 #            love dark  crime horror drama
