@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mlw_lacovac import LaCovaC
+from mlw_lacovac import MLC45, LaCovaC
 from mlw_lacovac import _kernels as K
 from mlw_lacovac._leaves import leaf_models
 from mlw_lacovac._tree import TreeBuilder, lambda_n
@@ -131,3 +131,22 @@ def test_the_paper_path_dark_then_love_behaves_as_section_3_1_says():
     # drama, learned on its own: 1 wherever love = 1 -> the prediction {crime, drama}
     drama = LaCovaC(min_samples=2).fit(X, Y[:, 2:])
     assert drama.predict(np.array([[1.0, 1.0]])).tolist() == [[1]]
+
+
+def test_figure_2_binary_relevance_trees_with_a_leaf_minimum_of_2():
+    """Figure 2: one single-label tree per label (ML-C4.5 on one label is C4.5's entropy
+    tree). crime's: dark at the root, dark = 0 a leaf "due to a minimum cardinality
+    constraint (2 instances)" (3 rows cannot make two children of 2), dark = 1 split on
+    love; the three trees predict {crime, horror, drama} for {dark=1, love=1} at 0.5.
+    The leaf minimum of 2 is needed: with children of 1 row dark = 0 splits again."""
+    kw = {"min_samples": 2, "min_child": 2, "min_child_numeric": 2}
+    crime = MLC45(**kw).fit(X, Y[:, [0]]).tree_
+    assert crime.kind[0] == K.HSPLIT and crime.feature[0] == DARK
+    low, high = crime.children[crime.child_ptr[0]:crime.child_ptr[1]]
+    assert crime.kind[low] == K.LEAF and crime.n_rows[low] == 3
+    assert crime.kind[high] == K.HSPLIT and crime.feature[high] == LOVE
+    loose = MLC45(min_samples=2).fit(X, Y[:, [0]]).tree_
+    assert loose.kind[loose.children[loose.child_ptr[0]]] == K.HSPLIT
+    p = [MLC45(**kw).fit(X, Y[:, [j]]).predict_proba(np.array([[1.0, 1.0]]))[0, 0]
+         for j in range(3)]
+    assert all(pj > 0.5 for pj in p)
