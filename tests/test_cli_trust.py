@@ -159,6 +159,53 @@ def test_plugin_prints_never_reach_stdout(install_plugins) -> None:
     assert "noisy plugin registers" in result.stderr
 
 
+def test_what_a_learner_prints_never_reaches_stdout(install_plugins, tmp_path) -> None:
+    """A plugin printing while it fits, predicts or has its module imported on first
+    use corrupts neither ``--json`` nor the predictions CSV: it goes to stderr."""
+    install_plugins(noisy="mlwtest_noisy")
+    model = tmp_path / "m.mlw"
+    result = invoke("fit", "-l", "noisy_chatty", "-m", "hamming_loss", "--save", str(model),
+                    "--json")
+    assert result.exit_code == 0, result.stderr
+    assert one_json(result.stdout)["learner"] == "noisy_chatty"
+    assert "chatty: fitting" in result.stderr and "chatty: predicting" in result.stderr
+    predicted = invoke("predict", "--model", str(model), "--data", "emotions")
+    assert predicted.exit_code == 0, predicted.stderr
+    rows = list(csv.reader(io.StringIO(predicted.stdout)))
+    assert len(rows) == 203 and all(set(r) <= {"0", "1"} for r in rows[1:])
+    assert "chatty: predicting" in predicted.stderr
+    lazy = invoke("fit", "-l", "noisy_lazy", "-m", "hamming_loss", "--json")
+    assert lazy.exit_code == 0, lazy.stderr
+    one_json(lazy.stdout)
+    assert "noisy model module imported" in lazy.stderr
+
+
+def test_sys_exit_in_a_plugins_import_is_named_never_exits_mlw(install_plugins) -> None:
+    install_plugins(good="mlwtest_good", quits="mlwtest_exit_at_import",
+                    noisy="mlwtest_noisy")
+    listed = invoke("list-plugins", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    quits = next(p for p in one_json(listed.stdout) if p["name"] == "quits")
+    assert quits["status"] == "broken"
+    assert quits["error"] == ("import failed: SystemExit('mlwtest_exit_at_import refuses to "
+                              "load') (it called sys.exit)")
+    assert invoke("fit", "-l", "fixture_prior", "-m", "hamming_loss").exit_code == 0
+    # the listing shows the learner whose module exits as broken, and lists the others
+    rows = {r["name"]: r for r in one_json(invoke("learners", "--json").stdout)}
+    assert "cannot import 'mlwtest_exit_at_import:Nothing'" in rows["noisy_lazy_exit"]["error"]
+    assert "error" not in rows["fixture_prior"] and rows["noisy_lazy"]["params"]
+    table = invoke("learners")
+    assert table.exit_code == 0 and "broken: learner 'noisy_lazy_exit'" in table.stdout
+    lazy = invoke("fit", "-l", "noisy_lazy_exit", "--json")  # its module exits on first use
+    assert lazy.exit_code == 1, lazy.stderr
+    error = one_json(lazy.stdout)["error"]
+    assert error["kind"] == "plugin"
+    assert error["message"] == (
+        "learner 'noisy_lazy_exit' of plugin 'noisy': cannot import "
+        "'mlwtest_exit_at_import:Nothing' (SystemExit('mlwtest_exit_at_import refuses to "
+        "load') (it called sys.exit))")
+
+
 def test_slow_plugin_is_named_with_how_to_disable_it(install_plugins, monkeypatch) -> None:
     monkeypatch.setenv("MLW_SLOW_PLUGIN_SECONDS", "0.05")
     monkeypatch.setenv("MLWTEST_NOISY_SLEEP", "0.1")

@@ -1,4 +1,4 @@
-"""Dataset writers share mlw._atomic.atomic_write: a failure mid-write leaves the
+"""Dataset writers share mlw.files.atomic_write: a failure mid-write leaves the
 previous file intact and no temporary file behind."""
 
 from __future__ import annotations
@@ -54,12 +54,12 @@ import sys  # noqa: E402
 import textwrap  # noqa: E402
 import time  # noqa: E402
 
-from mlw._atomic import atomic_write, sweep_stale_temporaries  # noqa: E402
+from mlw.files import atomic_write, sweep_stale_temporaries  # noqa: E402
 
 _SLOW_WRITER = textwrap.dedent("""
     import importlib.util, sys, time
-    # mlw/_atomic.py alone (importing the mlw package would cost seconds per process)
-    spec = importlib.util.spec_from_file_location("_atomic", sys.argv[2])
+    # mlw/files.py alone (importing the mlw package would cost seconds per process)
+    spec = importlib.util.spec_from_file_location("mlw_files", sys.argv[2])
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     with mod.atomic_write(sys.argv[1], "w") as fh:
@@ -71,10 +71,10 @@ _SLOW_WRITER = textwrap.dedent("""
 
 
 def _start_writer(target):
-    import mlw._atomic
+    import mlw.files
 
     proc = subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, str(target),
-                             mlw._atomic.__file__],
+                             mlw.files.__file__],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "writing"
     return proc

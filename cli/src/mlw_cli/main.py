@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,7 +21,7 @@ from typing import Annotated, Any
 import typer
 
 import mlw
-from mlw._atomic import check_output_path
+from mlw.files import check_output_path
 from mlw.io.bundled import DEFAULT_DATA
 from mlw_cli.output import (
     OneLineErrorsGroup,
@@ -31,6 +30,7 @@ from mlw_cli.output import (
     escape_markup,
     handle_errors,
     print_json,
+    results,
     stdout_console,
 )
 
@@ -100,11 +100,20 @@ def list_plugins(
 
 
 # --- learners ------------------------------------------------------------------------------------
-def _learner_dict(name: str, spec: Any) -> dict[str, Any]:
-    return {"name": name, "description": spec.description, "plugin": _owner("learner", name),
-            "tags": spec.tags.as_list(),
-            "params": [{"name": p.name, "default": p.default, "doc": p.doc}
-                       for p in spec.params]}
+def _learner_dict(name: str, spec: Any, *, listing: bool = False) -> dict[str, Any]:
+    """A learner's description, tags and parameters (reading them imports its class). In
+    a listing, a learner whose plugin is broken is shown with its ``error`` instead of
+    failing the whole listing."""
+    out = {"name": name, "description": spec.description, "plugin": _owner("learner", name)}
+    try:
+        out["tags"] = spec.tags.as_list()
+        out["params"] = [{"name": p.name, "default": p.default, "doc": p.doc}
+                         for p in spec.params]
+    except mlw.PluginError as exc:
+        if not listing:
+            raise
+        out.update(tags=[], params=[], error=" ".join(str(exc).split()))
+    return out
 
 
 @app.command("learners")
@@ -130,15 +139,17 @@ def learners(
                           escape_markup(p["doc"] or ""))
             out.print(t)
             return
-        rows = [_learner_dict(n, s) for n, s in sorted(pm.learners().items())]
+        rows = [_learner_dict(n, s, listing=True) for n, s in sorted(pm.learners().items())]
         if as_json:
             print_json(rows)
             return
         t = _table("learners (details: mlw learners NAME)",
                    ("learner", "plugin", "tags", "description"))
         for r in rows:
-            t.add_row(r["name"], escape_markup(r["plugin"] or "-"), ", ".join(r["tags"]),
-                      escape_markup(r["description"]))
+            what = escape_markup(r["description"])
+            if "error" in r:
+                what += f"\n[red]broken: {escape_markup(r['error'])}[/]"
+            t.add_row(r["name"], escape_markup(r["plugin"] or "-"), ", ".join(r["tags"]), what)
         stdout_console().print(t)
 
 
@@ -340,7 +351,7 @@ def fit(
 
 def _input_files(**datasets: Any) -> dict[str, str]:
     """``{"the --data file (PATH)": PATH, ...}``: the files the datasets were read from."""
-    from mlw.io._common import source_files
+    from mlw.io import source_files
 
     out: dict[str, str] = {}
     for option, ds in datasets.items():
@@ -401,7 +412,7 @@ def _report_fit(learner: str, setup: Any, plan: Any, result: Any, *, seed: int,
     out.print(_metrics_table(result))
     out.print(caption, markup=False)
     if text is not None:
-        sys.stdout.write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
+        results().write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
 
 
 # --- predict -------------------------------------------------------------------------------------
@@ -435,8 +446,8 @@ def predict(
         for note in predictions.notes:
             eprint(f"warning: {note}")
         if out is None:
-            mlw.write_predictions(predictions, sys.stdout)
-            sys.stdout.flush()
+            mlw.write_predictions(predictions, results())
+            results().flush()
         else:
             mlw.write_predictions(predictions, out)
             eprint(f"wrote {predictions.Y.shape[0]} predictions ({predictions.cardinality:.3f} "

@@ -16,6 +16,7 @@ import typer
 import typer.core
 
 import mlw
+from mlw.files import sigterm_as_interrupt
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,6 +35,17 @@ def _bad_input() -> tuple[type[BaseException], ...]:
             NotADirectoryError, PermissionError)
 
 
+#: The real stdout of each running command (:func:`handle_errors` points ``sys.stdout``
+#: at stderr meanwhile).
+_results: list[Any] = []
+
+
+def results() -> Any:
+    """The stream a command writes its results to: stdout, even while ``sys.stdout`` is
+    pointed at stderr so that nothing a plugin prints can corrupt them."""
+    return _results[-1] if _results else sys.stdout
+
+
 def eprint(text: str) -> None:
     """One plain line on stderr (never wrapped, so a reason stays on one line)."""
     sys.stderr.write(text.rstrip("\n") + "\n")
@@ -45,9 +57,9 @@ def stdout_console() -> Any:
     ``COLUMNS``) when stdout is a file or a pipe."""
     from rich.console import Console
 
-    console = Console(highlight=False, soft_wrap=False)
+    console = Console(file=results(), highlight=False, soft_wrap=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(highlight=False, soft_wrap=False, width=120)
+        console = Console(file=results(), highlight=False, soft_wrap=False, width=120)
     return console
 
 
@@ -88,44 +100,53 @@ def handle_errors(as_json: bool = False) -> Iterator[None]:
     internal failure, 130 interrupted (143 on ``SIGTERM``). With ``as_json`` the error
     is also printed as one JSON object on stdout, so ``--json > out.json`` stays valid.
 
+    While the command runs, ``sys.stdout`` points at stderr: whatever a plugin (or a
+    library) prints cannot corrupt the results, which the command writes to
+    :func:`results` (the real stdout).
+
     Set ``MLW_DEBUG=1`` to see the traceback of an internal failure.
     """
-    from mlw._atomic import Terminated
+    from mlw.files import Terminated
 
+    _results.append(sys.stdout)  # results go here; the rest of stdout to stderr
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("default")
-            try:
-                yield
-            finally:
-                _report_warnings(caught)
-    except (typer.Exit, typer.Abort):
-        raise
-    except Terminated as exc:
-        report_error("interrupted", "terminated (SIGTERM)", as_json=as_json, exc=exc)
-        raise typer.Exit(143) from None
-    except KeyboardInterrupt as exc:
-        report_error("interrupted", "interrupted", as_json=as_json, exc=exc)
-        raise typer.Exit(130) from None
-    except _bad_input() as exc:
-        if os.environ.get("MLW_DEBUG"):
-            traceback.print_exc()
-        report_error("bad_input", str(exc).strip() or type(exc).__name__, as_json=as_json,
-                     exc=exc)
-        raise typer.Exit(2) from None
-    except mlw.PluginError as exc:
-        if os.environ.get("MLW_DEBUG"):
-            traceback.print_exc()
-        report_error("plugin", str(exc), as_json=as_json, exc=exc, prefix="plugin error")
-        raise typer.Exit(1) from None
-    except (Exception, SystemExit) as exc:
-        if os.environ.get("MLW_DEBUG"):
-            traceback.print_exc()
-        what = (f"SystemExit({exc.code!r}): something called sys.exit"
-                if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}")
-        report_error("internal", f"{what} (set MLW_DEBUG=1 for the traceback)",
-                     as_json=as_json, exc=exc, prefix="internal error")
-        raise typer.Exit(1) from None
+        try:
+            with warnings.catch_warnings(record=True) as caught, \
+                    contextlib.redirect_stdout(sys.stderr):
+                warnings.simplefilter("default")
+                try:
+                    yield
+                finally:
+                    _report_warnings(caught)
+        except (typer.Exit, typer.Abort):
+            raise
+        except Terminated as exc:
+            report_error("interrupted", "terminated (SIGTERM)", as_json=as_json, exc=exc)
+            raise typer.Exit(143) from None
+        except KeyboardInterrupt as exc:
+            report_error("interrupted", "interrupted", as_json=as_json, exc=exc)
+            raise typer.Exit(130) from None
+        except _bad_input() as exc:
+            if os.environ.get("MLW_DEBUG"):
+                traceback.print_exc()
+            report_error("bad_input", str(exc).strip() or type(exc).__name__, as_json=as_json,
+                         exc=exc)
+            raise typer.Exit(2) from None
+        except mlw.PluginError as exc:
+            if os.environ.get("MLW_DEBUG"):
+                traceback.print_exc()
+            report_error("plugin", str(exc), as_json=as_json, exc=exc, prefix="plugin error")
+            raise typer.Exit(1) from None
+        except (Exception, SystemExit) as exc:
+            if os.environ.get("MLW_DEBUG"):
+                traceback.print_exc()
+            what = (f"SystemExit({exc.code!r}): something called sys.exit"
+                    if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}")
+            report_error("internal", f"{what} (set MLW_DEBUG=1 for the traceback)",
+                         as_json=as_json, exc=exc, prefix="internal error")
+            raise typer.Exit(1) from None
+    finally:
+        _results.pop()
 
 
 class OneLineErrorsGroup(typer.core.TyperGroup):
@@ -137,7 +158,7 @@ class OneLineErrorsGroup(typer.core.TyperGroup):
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
-        with _sigterm_raises():
+        with sigterm_as_interrupt(replace=True):
             try:
                 rv = super().main(args=argv, prog_name=prog_name, complete_var=complete_var,
                                   standalone_mode=False, **extra)
@@ -167,34 +188,12 @@ def _usage_error(exc: Exception, *, as_json: bool) -> int:
     return code
 
 
-@contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """``SIGTERM`` raises :class:`mlw._atomic.Terminated` (a ``KeyboardInterrupt``) while
-    a command runs, so output files are cleaned up as on Ctrl-C (exit 143)."""
-    import signal
-    import threading
-
-    from mlw._atomic import _raise_terminated
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    except (ValueError, OSError):  # pragma: no cover - no signals here
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def print_json(obj: Any) -> None:
     from mlw.jsonsafe import dumps
 
-    sys.stdout.write(dumps(obj) + "\n")
-    sys.stdout.flush()
+    out = results()
+    out.write(dumps(obj) + "\n")
+    out.flush()
 
 
 def escape_markup(text: str) -> str:

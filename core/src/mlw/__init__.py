@@ -80,7 +80,7 @@ _LAZY: dict[str, str] = {
 
 #: Subpackages and modules reachable as attributes (``mlw.plugins.get_plugin_manager``).
 _SUBMODULES = frozenset({
-    "api", "dataset", "evaluation", "experiments", "hookspecs", "io", "jit", "jsonsafe", "learner",
+    "api", "dataset", "evaluation", "experiments", "files", "hookspecs", "io", "jit", "jsonsafe", "learner",
     "metrics", "model_selection", "neighbors", "params", "persistence", "plugins",
     "prediction", "registry",
     "thresholds", "validation",

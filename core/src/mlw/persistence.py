@@ -40,7 +40,7 @@ loadable (Cython trees of scikit-learn, numba-friendly arrays, plugins' own clas
 and adds no dependency, while skops reimplements object reconstruction for a large
 schema of node types (and had several trusted-type bypasses fixed in 2024-2025).
 
-Every write goes through :func:`mlw._atomic.atomic_write`: nothing half-written is ever
+Every write goes through :func:`mlw.files.atomic_write`: nothing half-written is ever
 left under the destination name.
 """
 
@@ -60,7 +60,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from mlw._atomic import atomic_write
+from mlw.files import atomic_write
 from mlw.jsonsafe import to_jsonable
 from mlw.plugins import CORE_DISTRIBUTION, get_plugin_manager
 

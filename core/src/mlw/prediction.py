@@ -137,7 +137,7 @@ def write_predictions(predictions: Predictions, out: str | Path | IO[str]) -> No
     """Write the predictions as CSV (a header of label names, one 0/1 row per instance)
     to a file, atomically, or to an open text stream."""
     if isinstance(out, (str, Path)):
-        from mlw._atomic import atomic_write
+        from mlw.files import atomic_write
 
         with atomic_write(out, "w", encoding="utf-8") as fh:
             _write_csv(fh, predictions)

@@ -3,9 +3,11 @@ thresholding strategies, dataset loaders and generators."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -136,10 +138,14 @@ def _load_factory(kind: str, name: str, factory: Any, plugin: str | None) -> Any
     if not isinstance(factory, str):
         return factory
     try:
-        obj = _import_object(factory)
-    except Exception as exc:
+        # what a plugin prints while imported goes to stderr (stdout carries results)
+        with contextlib.redirect_stdout(sys.stderr or sys.stdout):
+            obj = _import_object(factory)
+    except (Exception, SystemExit) as exc:  # a plugin must not exit mlw by importing
+        what = (f"SystemExit({exc.code!r}) (it called sys.exit)" if isinstance(exc, SystemExit)
+                else f"{type(exc).__name__}: {exc}")
         raise PluginError(f"{kind} {name!r} of {_owner(plugin)}: cannot import {factory!r} "
-                          f"({type(exc).__name__}: {exc})") from exc
+                          f"({what})") from exc
     if not callable(obj):
         raise PluginError(f"{kind} {name!r} of {_owner(plugin)}: {factory!r} is not callable")
     return obj

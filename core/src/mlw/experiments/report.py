@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mlw._atomic import atomic_write
+from mlw.files import atomic_write
 from mlw.experiments.stats import CONTROL_BETTER, CONTROL_WORSE, MetricSummary, metrics_of
 
 #: the CD diagrams and staged curves show at most this many metrics per figure

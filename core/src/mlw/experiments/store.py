@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mlw._atomic import atomic_write
+from mlw.files import atomic_write
 
 COMPACT_EVERY = 500
 

@@ -38,6 +38,7 @@ _LAZY = {
     "read_label_xml": "mlw.io.mulan",
     "reference_of": "mlw.io.align",
     "set_limits": "mlw.io._limits",
+    "source_files": "mlw.io._common",
     "write_arff": "mlw.io.arff_writer",
     "write_label_xml": "mlw.io.mulan",
     "write_mulan_splits": "mlw.io.arff_writer",
@@ -66,6 +67,7 @@ __all__ = [
     "read_label_xml",
     "reference_of",
     "set_limits",
+    "source_files",
     "write_arff",
     "write_label_xml",
     "write_mulan_splits",
@@ -87,7 +89,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from mlw.io._common import DataFormatError, DatasetWarning
+    from mlw.io._common import DataFormatError, DatasetWarning, source_files
     from mlw.io._limits import LimitError, LoadLimits, get_limits, limits, set_limits
     from mlw.io.align import align, reference_of
     from mlw.io.arff import load_arff, loads_arff

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mlw._atomic import atomic_write
+from mlw.files import atomic_write
 from mlw.dataset import Dataset
 from mlw.io.mulan import write_label_xml
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import defusedxml
 import defusedxml.ElementTree as SafeET
 
-from mlw._atomic import atomic_write
+from mlw.files import atomic_write
 from mlw.io._common import DataFormatError, strip_compression
 from mlw.io._limits import LimitError, get_limits
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mlw._atomic import atomic_write
+from mlw.files import atomic_write
 from mlw._lazy import LazyModule
 from mlw.dataset import Dataset
 from mlw.io import _codes as C  # noqa: E402 - constants, no numba
@@ -219,7 +219,7 @@ def sniff_xc(head: bytes) -> bool:
 
 
 def write_xc(dataset: Dataset, path: str | Path) -> None:
-    """Write ``dataset`` in the XC text format, atomically (:mod:`mlw._atomic`)."""
+    """Write ``dataset`` in the XC text format, atomically (:mod:`mlw.files`)."""
     path = Path(path)
     X = sp.csr_matrix(dataset.X)
     Y = sp.csr_matrix(dataset.Y)
