@@ -180,6 +180,20 @@ def test_what_a_learner_prints_never_reaches_stdout(install_plugins, tmp_path) -
     assert "noisy model module imported" in lazy.stderr
 
 
+def test_what_a_learner_prints_in_bench_workers_never_reaches_stdout(install_plugins, tmp_path,
+                                                                    capfd) -> None:
+    """Worker processes (``--jobs 2``) write to the real file descriptors: their stdout
+    is stderr too."""
+    install_plugins(noisy="mlwtest_noisy")
+    result = invoke("bench", "--learners", "noisy_chatty", "--datasets", "emotions", "--cv",
+                    "2", "--metrics", "hamming_loss", "--jobs", "2", "--out",
+                    str(tmp_path / "r.parquet"), "--json")
+    assert result.exit_code == 0, result.stderr
+    one_json(result.stdout)
+    out, err = capfd.readouterr()
+    assert "chatty" not in out and "chatty: fitting" in err
+
+
 def test_sys_exit_in_a_plugins_import_is_named_never_exits_mlw(install_plugins) -> None:
     install_plugins(good="mlwtest_good", quits="mlwtest_exit_at_import",
                     noisy="mlwtest_noisy")

@@ -49,9 +49,11 @@ def _worker_init(threads: int) -> None:
         os.environ.setdefault(var, str(threads))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     # a forked worker must not share the parent's stream buffers (their locks may have
-    # been held by another thread of the parent at fork time)
+    # been held by another thread of the parent at fork time); and what a worker prints
+    # is never a result (cells return records): a plugin printing while it fits goes to
+    # stderr, so it cannot corrupt the parent's stdout (`mlw bench --json`)
     with contextlib.suppress(OSError, ValueError):
-        sys.stdout = os.fdopen(os.dup(1), "w", buffering=1)
+        sys.stdout = os.fdopen(os.dup(2), "w", buffering=1)
         sys.stderr = os.fdopen(os.dup(2), "w", buffering=1)
     with contextlib.suppress(Exception):  # libraries the parent had already loaded
         from threadpoolctl import threadpool_limits
