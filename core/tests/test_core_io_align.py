@@ -167,3 +167,37 @@ def test_parquet_text_column_of_numbers_with_a_typo(tmp_path):
     with pytest.raises(ValueError, match=r"^t\.parquet: column 'x', row 3 \(0-based\): 'oops' "
                                          r"is not a number"):
         mlw.load_dataset(p, label_columns=["y"])
+
+
+class _LeastSquares(mlw.MultiLabelLearner):
+    """Scores from a least-squares fit on the encoded columns: any misread column (a
+    one-hot column in another place, an inverted 0/1 column) changes them."""
+
+    def __init__(self, threshold: str = "fixed") -> None:
+        self.threshold = threshold
+
+    def _fit(self, X, Y):
+        A = np.nan_to_num(np.asarray(X, dtype=float))
+        self.W_ = np.linalg.lstsq(np.c_[A, np.ones(len(A))], np.asarray(Y, dtype=float),
+                                  rcond=None)[0]
+
+    def _predict_proba(self, X):
+        A = np.nan_to_num(np.asarray(X, dtype=float))
+        return np.clip(np.c_[A, np.ones(len(A))] @ self.W_, 0.0, 1.0)
+
+
+def test_holdout_aligns_a_test_set_declared_in_another_order(tmp_path):
+    """The issue's case: a test ARFF declaring ``{z,y,x}`` (and ``{YES,NO}``) gives the
+    metrics of the same rows declared in the training order, through ``mlw.holdout``."""
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{rng.normal():.3f},{rng.choice(list('xyz'))},{rng.choice(['YES', 'NO'])},"
+                   f"{rng.integers(2)}\n" for _ in range(40))
+    train = arff(tmp_path, "train.arff", HEAD.format(c="x,y,z", b="NO,YES") + rows)
+    same = arff(tmp_path, "same.arff", HEAD.format(c="x,y,z", b="NO,YES") + rows)
+    other = arff(tmp_path, "other.arff", HEAD.format(c="z,y,x", b="YES,NO") + rows)
+    metrics = ["hamming_loss", "f1_micro"]
+    expected = mlw.holdout(_LeastSquares(), train, same, metrics).metrics
+    assert mlw.holdout(_LeastSquares(), train, other, metrics).metrics == expected
+    # without the alignment the columns are misread: other scores
+    misread = _LeastSquares().fit(train.X, train.Y).predict_proba(other.X)
+    assert not np.allclose(misread, _LeastSquares().fit(train.X, train.Y).predict_proba(same.X))
