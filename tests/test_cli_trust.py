@@ -140,6 +140,24 @@ def test_a_plugins_bug_is_exit_1_naming_the_plugin(install_plugins, learner, exp
     assert result.stderr.startswith("plugin error: ")
 
 
+def test_a_plugins_loader_or_generator_bug_is_exit_1_naming_the_plugin(install_plugins,
+                                                                      tmp_path) -> None:
+    install_plugins(buggy="mlwtest_buggy")
+    data = tmp_path / "d.buggy"
+    data.write_text("anything")
+    for spec, expected in (
+            (str(data), "loader 'buggy_format' (plugin 'buggy', mlw-buggy) called "
+                        f"sys.exit('cannot read {data}') in load"),
+            ("buggy_gen:n=5", "generator 'buggy_gen' (plugin 'buggy', mlw-buggy) failed in "
+                              "generate: KeyError: 'columns'")):
+        result = invoke("fit", "-l", "buggy_fit", "--data", spec, "--json")
+        assert result.exit_code == 1, result.stderr
+        error = one_json(result.stdout)["error"]
+        assert error["kind"] == "plugin" and error["message"].startswith(expected), error
+    with pytest.raises(mlw.PluginError, match="generator 'buggy_gen' .* failed in generate"):
+        mlw.generate_dataset("buggy_gen")
+
+
 def test_a_plugin_rejecting_its_input_is_bad_input(install_plugins) -> None:
     install_plugins(buggy="mlwtest_buggy")
     result = invoke("fit", "-l", "buggy_input")

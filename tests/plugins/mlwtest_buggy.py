@@ -1,7 +1,8 @@
 """Fixture plugin: learners with their own bugs (issue 17: exit 1 naming the plugin):
 ``buggy_fit`` raises in fit, ``buggy_exit`` calls sys.exit in fit, ``buggy_shape``
 predicts the wrong shape, ``buggy_nan`` predicts NaN scores, ``buggy_input`` rejects
-its input with a ValueError (bad input: exit 2)."""
+its input with a ValueError (bad input: exit 2); the loader ``buggy_format`` calls
+sys.exit and the generator ``buggy_gen`` raises a KeyError."""
 
 from __future__ import annotations
 
@@ -56,3 +57,23 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
                       ("buggy_shape", WrongShape), ("buggy_nan", NaNScores),
                       ("buggy_input", RejectsInput)):
         register(mlw.LearnerSpec(name, cls, f"fixture: {cls.__name__}"))
+
+
+def load_exits(path: Any) -> Any:
+    """A loader calling sys.exit (as a careless script does on a bad file)."""
+    sys.exit(f"cannot read {path}")
+
+
+def generate_raises(seed: int = 0, n: int = 10) -> Any:
+    return {"rows": n}["columns"]  # KeyError: the plugin's own bug
+
+
+@mlw.hookimpl
+def mlw_register_loaders(register: Callable[[mlw.LoaderSpec], None]) -> None:
+    register(mlw.LoaderSpec("buggy_format", (".buggy",), load_exits, "fixture: sys.exit"))
+
+
+@mlw.hookimpl
+def mlw_register_generators(register: Callable[[mlw.GeneratorSpec], None]) -> None:
+    register(mlw.GeneratorSpec("buggy_gen", generate_raises, "fixture: raises KeyError",
+                               param_docs={"n": "instances"}))

@@ -66,6 +66,35 @@ def learner_call(model: Any, step: str) -> Iterator[None]:
                           f"traceback)") from exc
 
 
+@contextlib.contextmanager
+def plugin_call(kind: str, name: str, step: str) -> Iterator[None]:
+    """Around a call into what an installed plugin registered besides learners (a
+    loader, a generator): as :func:`learner_call`, anything but bad input (a
+    ``ValueError``, a missing or unreadable file), or ``SystemExit``, becomes a
+    :class:`PluginError` naming ``kind 'name' (plugin ...)``. mlw's own registrations
+    pass through unchanged (their bugs are mlw's)."""
+    from mlw.plugins import UnknownNameError, get_plugin_manager
+
+    owner = get_plugin_manager().owner(kind, name)
+    if owner is None or owner.builtin:
+        yield
+        return
+    dist = f", {owner.distribution}" if owner.distribution else ""
+    who = f"{kind} {name!r} (plugin {owner.name!r}{dist})"
+    try:
+        yield
+    except (*_PASS, OSError, UnknownNameError):
+        raise
+    except SystemExit as exc:
+        raise PluginError(f"{who} called sys.exit({exc.code!r}) in {step}: a bug in the "
+                          f"plugin (report it to its authors)") from None
+    except Exception as exc:
+        msg = " ".join(str(exc).split())[:300]
+        raise PluginError(f"{who} failed in {step}: {type(exc).__name__}: {msg} (a bug in the "
+                          f"plugin: report it to its authors; MLW_DEBUG=1 shows the "
+                          f"traceback)") from exc
+
+
 def check_outputs(model: Any, n: int, n_labels: int | None, *, Y_pred: Any = None,
                   scores: Any = None, log_proba: Any = None, step: str = "predict") -> None:
     """The learner contract on outputs: label sets and scores of shape ``(n, L)``, 0/1

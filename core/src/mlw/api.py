@@ -86,4 +86,7 @@ def list_plugins() -> list[PluginInfo]:
 
 def generate_dataset(name: str, *, seed: int = 0, **params: Any) -> Dataset:
     """A synthetic dataset from the generator registered under ``name``."""
-    return get_plugin_manager().generator(name).generate(seed=seed, **params)
+    from mlw._guard import plugin_call
+
+    with plugin_call("generator", name, "generate"):
+        return get_plugin_manager().generator(name).generate(seed=seed, **params)

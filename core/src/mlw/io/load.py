@@ -133,7 +133,11 @@ def _generated(name: str, params: dict[str, Any]) -> Any:
             _GENERATED.pop(next(iter(_GENERATED)))
         options = dict(params)
         seed = options.pop("seed", 0)
-        _GENERATED[key] = get_plugin_manager().generator(name).generate(seed=seed, **options)
+        from mlw._guard import plugin_call
+
+        with plugin_call("generator", name, "generate"):
+            _GENERATED[key] = get_plugin_manager().generator(name).generate(seed=seed,
+                                                                            **options)
     return _GENERATED[key]
 
 
@@ -229,7 +233,10 @@ def load_dataset(source: str | Path, *, split: str = "train", format: str | None
             kwargs[key] = value
     kwargs.update(options)
     _check_options(spec, kwargs)
-    with memory_guard(path):  # a plugin's loader too: MemoryError -> LimitError (exit 2)
+    from mlw._guard import plugin_call
+
+    # a plugin's loader too: MemoryError -> LimitError (exit 2); its own bug -> PluginError
+    with memory_guard(path), plugin_call("loader", spec.name, "load"):
         return spec.load(path, **kwargs)
 
 
