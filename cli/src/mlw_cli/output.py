@@ -108,7 +108,7 @@ def handle_errors(as_json: bool = False) -> Iterator[None]:
     """
     from mlw.files import Terminated
 
-    _results.append(sys.stdout)  # results go here; the rest of stdout to stderr
+    _results.append(results())  # results go here (nested: the same); the rest to stderr
     try:
         try:
             with warnings.catch_warnings(record=True) as caught, \
