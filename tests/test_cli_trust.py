@@ -140,8 +140,8 @@ def test_a_plugins_bug_is_exit_1_naming_the_plugin(install_plugins, learner, exp
     assert result.stderr.startswith("plugin error: ")
 
 
-def test_a_plugins_loader_or_generator_bug_is_exit_1_naming_the_plugin(install_plugins,
-                                                                      tmp_path) -> None:
+def test_a_plugins_loader_generator_or_metric_bug_is_exit_1_naming_it(install_plugins,
+                                                                     tmp_path) -> None:
     install_plugins(buggy="mlwtest_buggy")
     data = tmp_path / "d.buggy"
     data.write_text("anything")
@@ -156,6 +156,12 @@ def test_a_plugins_loader_or_generator_bug_is_exit_1_naming_the_plugin(install_p
         assert error["kind"] == "plugin" and error["message"].startswith(expected), error
     with pytest.raises(mlw.PluginError, match="generator 'buggy_gen' .* failed in generate"):
         mlw.generate_dataset("buggy_gen")
+    install_plugins(good="mlwtest_good", buggy="mlwtest_buggy")
+    result = invoke("fit", "-l", "fixture_prior", "-m", "hamming_loss,buggy_metric", "--json")
+    assert result.exit_code == 1, result.stderr
+    assert one_json(result.stdout)["error"]["message"].startswith(
+        "metric 'buggy_metric' (plugin 'buggy', mlw-buggy) failed in compute: "
+        "ZeroDivisionError: division by zero")
 
 
 def test_a_plugin_rejecting_its_input_is_bad_input(install_plugins) -> None:

@@ -2,7 +2,8 @@
 ``buggy_fit`` raises in fit, ``buggy_exit`` calls sys.exit in fit, ``buggy_shape``
 predicts the wrong shape, ``buggy_nan`` predicts NaN scores, ``buggy_input`` rejects
 its input with a ValueError (bad input: exit 2); the loader ``buggy_format`` calls
-sys.exit and the generator ``buggy_gen`` raises a KeyError."""
+sys.exit, the generator ``buggy_gen`` raises a KeyError, the metric ``buggy_metric``
+raises ZeroDivisionError."""
 
 from __future__ import annotations
 
@@ -77,3 +78,13 @@ def mlw_register_loaders(register: Callable[[mlw.LoaderSpec], None]) -> None:
 def mlw_register_generators(register: Callable[[mlw.GeneratorSpec], None]) -> None:
     register(mlw.GeneratorSpec("buggy_gen", generate_raises, "fixture: raises KeyError",
                                param_docs={"n": "instances"}))
+
+
+def metric_raises(ctx: Any) -> float:
+    return 1 / 0
+
+
+@mlw.hookimpl
+def mlw_register_metrics(register: Callable[[mlw.MetricSpec], None]) -> None:
+    register(mlw.MetricSpec("buggy_metric", metric_raises, greater_is_better=True,
+                            needs="labels", description="fixture: raises"))
