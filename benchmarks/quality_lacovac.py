@@ -1,184 +1,108 @@
-"""10-fold cross-validated quality of LaCovaC, LaCova, ML-C4.5 and BR/LP/CC with
-decision trees, in the protocol of Al-Otaibi, Kull and Flach (ECAI 2016).
+"""10-fold cross-validated quality of LaCovaC, LaCova, ML-C4.5 and BR/LP/CC with decision
+trees, in the protocol of Al-Otaibi, Kull and Flach (ECAI 2016): a thin wrapper over
+``mlw bench --config examples/papers/lacovac.toml`` (the protocol is in that file).
 
     python benchmarks/quality_lacovac.py [--datasets flags,emotions,...] [--learners ...]
-        [--folds 10] [--out /tmp/quality_lacovac.jsonl] [--table]
+        [--folds 0,1] [--jobs 2] [--out lacovac.parquet] [--table]
         [--param key=value ...] [--tag NAME]
 
-Protocol
---------
-- Mulan datasets with a train/test split are concatenated (train rows first) and cut
-  into 10 folds by iterative stratification (``mlw.model_selection``, seed 0);
-  medical has no split and is used whole; bibtex uses its train/test split (the paper
-  does the same).
-- Every learner is fitted on 9 folds and scored on the 10th. Label-set metrics come
-  from Pcut thresholding of the marginal scores (``predict_proba``), as in the paper:
-  ``mlw.thresholds.PCut`` fitted on the training labels (the predicted label density
-  of the test fold equals the training density). log_loss is MEKA's "log loss
-  (lim. D)" on the marginal scores. For the joint learners the exact match of their
-  own joint decision (``predict``, e.g. LaCovaC's leaf modes) is reported as well.
-- Metrics: accuracy (Jaccard), subset_accuracy (exact match), hamming_loss, log_loss,
-  f1_micro, f1_macro (by label), f1_example (by example); the fold mean is reported.
-
-Each (dataset, learner) result is appended as one JSON line to ``--out`` as soon as it
-is done; ``--table`` prints the markdown tables of everything in ``--out``.
-``--param key=value`` (repeatable; values parsed as Python literals) is passed to the
-LaCovaC-family learners only, and ``--tag`` names the variant in the output (for
-ablations such as ``--param min_child=5 --tag old_min_child``).
+The same as ``mlw bench --config examples/papers/lacovac.toml --out lacovac.parquet``
+plus two things the command has no option for: ``--param key=value`` (repeatable)
+changes the parameters of the LaCovaC-family learners (lacovac, lacova, ml_c45 and the
+joint-mode row) and ``--tag`` names such a variant (its rows are ``lacovac[TAG]``, so
+an ablation lands next to the defaults in the same results file); ``--table`` prints
+the README's per-dataset tables (fold means, the paper's LaCovaC figures below). The
+config reproduces this script's former records (flags and emotions checked value for
+value against the README's tables).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import json
-import time
+import sys
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-
-import mlw
-from mlw.model_selection import iterative_stratification
-from mlw.thresholds import PCut
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mulan"
-METRICS = ["accuracy", "subset_accuracy", "hamming_loss", "log_loss", "f1_micro",
-           "f1_macro", "f1_example"]
-LEARNERS = {
-    "lacovac": ("lacovac", {}),
-    "lacova": ("lacova", {}),
-    "ml_c45": ("ml_c45", {}),
-    "br_tree": ("br", {"base_estimator": "decision_tree"}),
-    "lp_tree": ("lp", {"base_estimator": "decision_tree"}),
-    "cc_tree": ("cc", {"base_estimator": "decision_tree"}),
-    # not in the default run: --learners lacovac_forest
-    "lacovac_forest": ("lacovac_forest", {"n_estimators": 10}),
-}
-DEFAULT_LEARNERS = ["lacovac", "lacova", "ml_c45", "br_tree", "lp_tree", "cc_tree"]
-# smallest first
-DATASETS = ["flags", "emotions", "birds", "genbase", "medical", "yeast", "scene", "enron",
-            "bibtex"]
-#: the paper's LaCovaC figures, as quoted in issue 5
-PAPER = {
-    "log_loss": {"emotions": 0.619, "scene": 0.475, "yeast": 0.603, "flags": 0.559,
-                 "birds": 0.180, "enron": 0.218, "medical": 0.037, "genbase": 0.017},
-    "subset_accuracy": {"emotions": 0.143, "scene": 0.366, "yeast": 0.124, "flags": 0.171,
-                        "birds": 0.407, "enron": 0.032, "medical": 0.673, "genbase": 0.967,
-                        "bibtex": 0.149},
-}
-
-
-def _stack(a, b):
-    if sp.issparse(a) or sp.issparse(b):
-        return sp.vstack([sp.csr_matrix(a), sp.csr_matrix(b)]).tocsr()
-    return np.vstack([a, b])
-
-
-def splits(name: str):
-    """(train X, train Y, test X, test Y) pairs of the protocol."""
-    if name == "bibtex":
-        tr = mlw.load_dataset(DATA / "bibtex-train.arff")
-        te = mlw.load_dataset(DATA / "bibtex-test.arff")
-        yield tr.X, tr.Y, te.X, te.Y
-        return
-    if name == "medical":
-        ds = mlw.load_dataset(DATA / "medical.arff")
-        X, Y = ds.X, ds.Y
-    else:
-        tr = mlw.load_dataset(DATA / f"{name}-train.arff")
-        te = mlw.load_dataset(DATA / f"{name}-test.arff")
-        X, Y = _stack(tr.X, te.X), _stack(tr.Y, te.Y)
-    fold = iterative_stratification(Y, ARGS.folds, seed=0)
-    for j in range(ARGS.folds):
-        a, b = np.flatnonzero(fold != j), np.flatnonzero(fold == j)
-        yield X[a], Y[a], X[b], Y[b]
-
-
-def run(dataset: str, key: str) -> dict:
-    name, params = LEARNERS[key]
-    if name in ("lacovac", "lacova", "ml_c45", "lacovac_forest"):
-        params = {**params, **EXTRA}
-    per_fold = []
-    fit_s = 0.0
-    for Xtr, Ytr, Xte, Yte in splits(dataset):
-        model = mlw.get_learner(name, **params)
-        t = time.perf_counter()
-        model.fit(Xtr, Ytr)
-        fit_s += time.perf_counter() - t
-        S = np.asarray(model.predict_proba(Xte).toarray() if sp.issparse(
-            model.predict_proba(Xte)) else model.predict_proba(Xte), dtype=float)
-        P = PCut().fit(None, Ytr).predict(S)
-        res = mlw.evaluate(Yte, P, scores=S, metrics=METRICS)
-        if mlw.list_learners()[name].tags.joint:
-            res["subset_accuracy_joint"] = mlw.evaluate(
-                Yte, model.predict(Xte), metrics=["subset_accuracy"])["subset_accuracy"]
-        per_fold.append(res)
-    out = {k: float(np.mean([r[k] for r in per_fold])) for k in per_fold[0]}
-    label = key if not ARGS.tag else f"{key} [{ARGS.tag}]"
-    return {"dataset": dataset, "learner": label, "params": params, "folds": len(per_fold),
-            "fit_seconds": fit_s, "metrics": out}
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "examples" / "papers" / "lacovac.toml"
+FAMILY = ("lacovac", "lacova", "ml_c45", "lacovac_joint")
+COLUMNS = [("accuracy", "accuracy"), ("exact match", "subset_accuracy"),
+           ("Hamming loss", "hamming_loss"), ("log-loss", "log_loss"),
+           ("micro F1", "f1_micro"), ("macro F1 (label)", "f1_macro"),
+           ("macro F1 (example)", "f1_example")]
 
 
 def table(path: Path) -> str:
-    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    import polars as pl
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from reproduction_tables import lacovac_paper
+
+    from mlw.experiments import read_results
+
+    df = read_results(path).filter(pl.col("status") == "ok")
+    paper = lacovac_paper()
     lines = []
-    for ds in DATASETS:
-        got = [r for r in rows if r["dataset"] == ds]
-        if not got:
-            continue
-        lines.append(f"\n**{ds}** ({got[0]['folds']} fold{'s' if got[0]['folds'] > 1 else ''})"
-                     f"\n")
-        lines.append("| learner | accuracy | exact match | exact match (joint) | Hamming loss "
-                     "| log-loss | micro F1 | macro F1 (label) | macro F1 (example) "
-                     "| fit s |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|")
-        for r in got:
-            m = r["metrics"]
-            joint = f"{m['subset_accuracy_joint']:.3f}" if "subset_accuracy_joint" in m else "-"
-            lines.append(f"| {r['learner']} | {m['accuracy']:.3f} | {m['subset_accuracy']:.3f} "
-                         f"| {joint} | {m['hamming_loss']:.3f} | {m['log_loss']:.3f} "
-                         f"| {m['f1_micro']:.3f} | {m['f1_macro']:.3f} | {m['f1_example']:.3f} "
-                         f"| {r['fit_seconds']:.1f} |")
-        ll = PAPER["log_loss"].get(ds)
-        em = PAPER["subset_accuracy"].get(ds)
-        lines.append(f"| paper LaCovaC | | {em if em is not None else '-'} | | "
-                     f"| {ll if ll is not None else '-'} | | | | |")
+    for ds in dict.fromkeys(df["dataset"].to_list()):
+        part = df.filter(pl.col("dataset") == ds)
+        folds = part["n_folds"][0]
+        lines += [f"\n**{ds}** ({folds} fold{'s' if folds > 1 else ''})\n",
+                  "| learner | " + " | ".join(c for c, _ in COLUMNS) + " | exact match (joint) "
+                  "| fit s |", "|---" * (len(COLUMNS) + 3) + "|"]
+        joint = {str(k).removesuffix("_joint"): g["metric_subset_accuracy"].mean()
+                 for (k,), g in part.filter(pl.col("learner").str.contains("_joint"))
+                 .group_by(["learner"])}
+        for (learner,), g in part.filter(~pl.col("learner").str.contains("_joint")).group_by(
+                ["learner"], maintain_order=True):
+            cells = [f"{g[f'metric_{m}'].mean():.3f}" for _, m in COLUMNS]
+            j = joint.get(str(learner))
+            lines.append(f"| {learner} | " + " | ".join(cells) +
+                         f" | {'-' if j is None else f'{j:.3f}'} | {g['fit_seconds'].sum():.1f} |")
+        ref = [paper.get(m, {}).get(ds, {}).get("lacovac") for _, m in COLUMNS]
+        lines.append("| paper LaCovaC | " + " | ".join("" if v is None else f"{v:.3f}"
+                                                     for v in ref) + " | | |")
     return "\n".join(lines)
 
 
-def main() -> None:
-    global ARGS
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--learners", default=",".join(DEFAULT_LEARNERS))
-    ap.add_argument("--folds", type=int, default=10)
-    ap.add_argument("--out", default="/tmp/quality_lacovac.jsonl")
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--datasets")
+    ap.add_argument("--learners")
+    ap.add_argument("--folds", help="run only these folds, e.g. 0,1")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=Path("lacovac.parquet"))
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--param", action="append", default=[])
     ap.add_argument("--tag", default="")
-    ARGS = ap.parse_args()
-    for kv in ARGS.param:
-        k, v = kv.split("=", 1)
-        EXTRA[k] = ast.literal_eval(v)
-    out = Path(ARGS.out)
-    if ARGS.table:
-        print(table(out))
-        return
-    for ds in ARGS.datasets.split(","):
-        for key in ARGS.learners.split(","):
-            t = time.perf_counter()
-            r = run(ds, key)
-            with out.open("a") as fh:
-                fh.write(json.dumps(r) + "\n")
-            m = r["metrics"]
-            print(f"{ds:9} {r['learner']:8} exact {m['subset_accuracy']:.3f} "
-                  f"joint {m.get('subset_accuracy_joint', float('nan')):.3f} "
-                  f"hamming {m['hamming_loss']:.3f} logloss {m['log_loss']:.3f} "
-                  f"({time.perf_counter() - t:.0f}s)", flush=True)
+    args = ap.parse_args()
+    if args.table:
+        print(table(args.out))
+        return 0
+    from mlw.experiments import load_config, run_experiment
+    from mlw.experiments.config import learner_from_spec
+
+    exp = load_config(CONFIG)
+    if args.param or args.tag:
+        entries = []
+        for e in exp.learners:
+            if e.key in FAMILY:
+                extra = learner_from_spec(f"{e.learner}:{','.join(args.param)}") \
+                    if args.param else None
+                params = {**e.params, **(extra.params if extra else {})}
+                key = f"{e.key}[{args.tag}]" if args.tag else e.key
+                e = replace(e, key=key, params=params, label=key)
+            entries.append(e)
+        exp = replace(exp, learners=tuple(entries))
+    exp = exp.with_overrides(
+        datasets=args.datasets.split(",") if args.datasets else None,
+        learners=args.learners.split(",") if args.learners else None,
+        only_folds=[int(f) for f in args.folds.split(",")] if args.folds else None)
+    summary = run_experiment(exp, args.out, jobs=args.jobs)
+    print(f"{summary.ran} cells run, {summary.skipped} skipped, {len(summary.errors)} failed; "
+          f"results in {args.out}", file=sys.stderr)
+    print(table(args.out))
+    return 1 if summary.errors else 0
 
 
-ARGS: argparse.Namespace
-EXTRA: dict = {}
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
