@@ -133,6 +133,30 @@ def test_report_writes_markdown_self_contained_html_and_figures(tmp_path) -> Non
     assert missing.exit_code == 2 and "no such results file" in missing.stderr
 
 
+def test_a_learner_scored_on_some_metrics_does_not_empty_the_others(tmp_path) -> None:
+    """A learner with its own ``metrics`` (lacovac.toml's joint mode: exact match only)
+    appears in those metrics' tables only; the other metrics keep their ranks and CD
+    diagrams (it used to leave no dataset complete for them)."""
+    from mlw.experiments import parse_config, run_experiment, write_report
+
+    mulan = ROOT.parent / "shared" / "datasets" / "mulan"
+    exp = parse_config({"experiment": {"name": "partial", "folds": 2, "data_path": [str(mulan)],
+                                       "metrics": ["f1_micro", "hamming_loss"],
+                                       "datasets": ["flags", "emotions"]},
+                        "learners": {"br": {}, "centroid": {"learner": "template_centroid"},
+                                     "only_f1": {"learner": "template_centroid",
+                                                 "metrics": ["f1_micro"]}}})
+    out = tmp_path / "r.parquet"
+    run_experiment(exp, out)
+    write_report(out, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    hamming = md.split("### hamming_loss")[1].split("###")[0]
+    assert "only_f1" not in hamming and "average rank" in hamming
+    assert (tmp_path / "report" / "cd-hamming_loss.png").is_file()
+    overview = md.split("### Average ranks")[1].split("###")[0]
+    assert re.search(r"\| only_f1 \| \d\.\d\d \| - \|", overview), overview
+
+
 def test_help_imports_no_polars_dask_or_matplotlib() -> None:
     code = ("import sys, runpy; sys.argv = ['mlw', '--help']\n"
             "try:\n    runpy.run_module('mlw_cli', run_name='__main__')\n"

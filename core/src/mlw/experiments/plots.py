@@ -96,6 +96,8 @@ def staged_curves(curves: dict[str, dict[str, list[tuple[int, float]]]],
     """One panel per metric (``curves[metric][dataset] = [(stage, mean value), ...]``),
     one line per dataset."""
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     metrics = list(curves)
     cols = min(3, len(metrics))
     rows = (len(metrics) + cols - 1) // cols
@@ -107,6 +109,7 @@ def staged_curves(curves: dict[str, dict[str, list[tuple[int, float]]]],
             ax.plot(xs, ys, marker="o", ms=3, lw=1.2, label=dataset)
         ax.set_title(metric, fontsize=10)
         ax.set_xlabel(stage_label, fontsize=9)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(True, alpha=0.3)
         ax.tick_params(labelsize=8)
     for ax in list(axes.flat)[len(metrics):]:

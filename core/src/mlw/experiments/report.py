@@ -126,12 +126,14 @@ def _overview(sections_summaries: list[MetricSummary]) -> tuple[list[str], list[
     """Average ranks per learner (rows) and metric (columns), with their mean."""
     if not sections_summaries:
         return [], []
-    learners = sections_summaries[0].labels
+    # the metrics' learner lists can differ (a learner scored on some metrics only)
+    learners = list(dict.fromkeys(name for s in sections_summaries for name in s.labels))
     header = ["learner"] + [s.metric for s in sections_summaries] + ["mean"]
     rows = []
-    for j, name in enumerate(learners):
-        vals = [s.avg_ranks[j] if s.avg_ranks is not None and j < len(s.avg_ranks)
-                else math.nan for s in sections_summaries]
+    for name in learners:
+        vals = [s.avg_ranks[s.labels.index(name)]
+                if s.avg_ranks is not None and name in s.labels else math.nan
+                for s in sections_summaries]
         finite = [v for v in vals if math.isfinite(v)]
         rows.append([name] + [f"{v:.2f}" if math.isfinite(v) else "-" for v in vals] +
                     [f"{np.mean(finite):.2f}" if finite else "-"])
@@ -185,7 +187,8 @@ _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:72em;
 color:#222;padding:0 1em}
 h1{font-size:1.6em}h2{font-size:1.3em;margin-top:2em}h3{font-size:1.1em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em;display:block;max-width:100%;
+overflow-x:auto}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
 thead th{background:#f2f2f2}tr.avg td{background:#fafafa;font-weight:600}
@@ -358,8 +361,14 @@ def build_sections(df: Any, out_dir: Path, *, metrics: Sequence[str] | None = No
                              f"{missing[0]!r} (it has: {', '.join(have) or 'none'})")
         own = [c for c in part["control"].to_list() if c] if "control" in part.columns else []
         chosen_control = control or (own[-1] if own else None)
-        summaries = [summary_table(part, m, learners=learners, datasets=datasets,
-                                   control=chosen_control, alpha=alpha)
+        # a learner scored on some metrics only (a config's per-learner ``metrics``, as
+        # LaCovaC's joint mode, exact match only) is left out of the other metrics'
+        # tables: kept, it would leave no dataset complete and so no ranks, Friedman
+        # test or CD diagram for them
+        summaries = [summary_table(part, m, learners=[
+                         ln for ln in learners
+                         if ok.filter(pl.col("learner") == ln)[f"metric_{m}"].drop_nulls().len()],
+                                   datasets=datasets, control=chosen_control, alpha=alpha)
                      for m in chosen_metrics]
         sec = Section(experiment=str(name), summaries=summaries)
         sec.timing = _timing_summary(part, learners, datasets)
