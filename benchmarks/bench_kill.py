@@ -5,9 +5,10 @@ finished is ever lost or corrupted.
     nice -n 10 python benchmarks/bench_kill.py [--kills 50] [--jobs 1,2] [--seed 0]
 
 Each round starts ``mlw bench`` on the same results file (40 cells: the template
-learner and BR on emotions and flags, 10 folds), waits a random 0-3 s (so kills land
-during start-up, while a cell runs, while a part file or the compacted file is being
-written), sends SIGKILL to the ``mlw`` process only (its worker processes must die with
+learner and BR on emotions and flags, 10 folds), then either (one round in five) waits
+a random 0-3 s, killing it during start-up, or waits for its next finished cell and
+then a random 0-1.5 s (so kills land while a cell runs, while a part file or the
+compacted file is being written), sends SIGKILL to the ``mlw`` process only (its worker processes must die with
 it), and checks: the results read, every record is ``ok``, the number of records never
 shrinks, no worker process outlives the kill. When all cells are done the results
 file is moved aside and the run starts over, until ``--kills`` kills. At the end the
@@ -83,7 +84,16 @@ def main() -> int:
                                  str(config), "--out", str(out), "--jobs", str(n)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
-        time.sleep(rng.uniform(0.0, 3.0))
+        parts = Path(f"{out}.parts")
+        before = len(list(parts.glob("*.parquet"))) if parts.is_dir() else 0
+        if rng.random() < 0.2:  # during start-up (imports, checks, the first cell)
+            time.sleep(rng.uniform(0.0, 3.0))
+        else:  # while cells finish: after the next record, at a random moment
+            deadline = time.time() + 120
+            while proc.poll() is None and time.time() < deadline and (
+                    len(list(parts.glob("*.parquet"))) if parts.is_dir() else 0) == before:
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0.0, 1.5))
         workers = _children(proc.pid)
         finished = proc.poll() is not None
         if not finished:
@@ -111,7 +121,13 @@ def main() -> int:
         if count == 40:
             complete += 1
             last = df
-            out.rename(tmp / f"complete-{complete}.parquet")
+            # set the finished results aside (the main file, and any parts a kill after
+            # the last cell left uncompacted), and start over
+            done_dir = tmp / f"complete-{complete}"
+            done_dir.mkdir()
+            for path in (out, Path(f"{out}.parts")):
+                if path.exists():
+                    path.rename(done_dir / path.name)
             seen = 0
         print(f"round {rounds}: jobs {n}, {'finished' if finished else 'killed'}, "
               f"{count}/40 records", flush=True)
