@@ -307,6 +307,32 @@ def _write(out: Path, rec: dict) -> None:
         fh.write(json.dumps(rec, default=float) + "\n")
 
 
+#: metrics marked like the paper's tables: key -> True if larger is better
+MARKED = {"subset_accuracy": True, "cll_loss": False, "f1_micro": True, "f1_macro": True}
+
+
+def _versus_mc(recs: list[dict], ds: str, name: str, key: str) -> str:
+    """The paper's markers: " *" if mc is significantly better than `name` on `key`
+    (paired t-test over the folds both finished, two-sided, 0.05), " @" if worse."""
+    if name == "mc":
+        return ""
+    from scipy.stats import ttest_rel
+
+    a = {r["fold"]: r[key] for r in recs if r["dataset"] == ds and r["learner"] == "mc"}
+    b = {r["fold"]: r[key] for r in recs if r["dataset"] == ds and r["learner"] == name}
+    folds = sorted(set(a) & set(b))
+    if len(folds) < 2:
+        return ""
+    x, y = np.array([a[f] for f in folds]), np.array([b[f] for f in folds])
+    if np.allclose(x, y):
+        return ""
+    pval = ttest_rel(x, y).pvalue
+    if not pval < 0.05:
+        return ""
+    mc_better = (x.mean() > y.mean()) == MARKED[key]
+    return " *" if mc_better else " @"
+
+
 def report(paths: list[Path]) -> None:
     recs = [json.loads(line) for p in paths for line in open(p) if line.strip()]
     main = [r for r in recs if r["learner"] in LEARNERS]
@@ -316,6 +342,8 @@ def report(paths: list[Path]) -> None:
         done.setdefault((r["dataset"], r["fold"]), set()).add(r["learner"])
     names = {r["learner"] for r in main}
     main = [r for r in main if done[(r["dataset"], r["fold"])] == names]
+    print("Markers: * mc significantly better, @ mc significantly worse (paired t-test "
+          "over the folds, 0.05), like the paper's * and ⊗.\n")
     print("| dataset | learner | folds | EMA (paper) | CLL-loss per fold (paper) | CLL per "
           "instance | micro F1 (paper) | macro F1 (paper) | fit CPU s/fold |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -326,9 +354,10 @@ def report(paths: list[Path]) -> None:
                 continue
             p = PAPER[ds][name]
 
-            def col(key: str, i: int, fmt: str, rs=rs, p=p) -> str:
+            def col(key: str, i: int, fmt: str, rs=rs, p=p, name=name, ds=ds) -> str:
                 ours = format(np.mean([r[key] for r in rs]), fmt)
-                return f"{ours} ({format(p[i], fmt) if p[i] is not None else '-'})"
+                mark = _versus_mc(main, ds, name, key) if key in MARKED else ""
+                return f"{ours}{mark} ({format(p[i], fmt) if p[i] is not None else '-'})"
 
             print(f"| {ds} | {name} | {len(rs)} | {col('subset_accuracy', 0, '.3f')} | "
                   f"{col('cll_loss', 1, '.1f')} | {np.mean([r['cll_mean'] for r in rs]):.3f} | "
@@ -349,7 +378,8 @@ def report(paths: list[Path]) -> None:
             mc = list({r["fold"]: r["cll_loss"] for r in recs if r["learner"] == "mc"
                        and r["dataset"] == ds and r["fold"] in fs}.values())
             print(f"| {ds} | {len(rs)} | {np.mean([r['cll_chain_rule'] for r in rs]):.1f} | "
-                  f"{np.mean([r['cll_greedy_prefix'] for r in rs]):.1f} "
+                  f"{np.mean([r['cll_greedy_prefix'] for r in rs]):.1f}"
+                  f"{_versus_mc(recs, ds, CC_PAPER, 'cll_loss')} "
                   f"({PAPER[ds]['cc'][1]}) | "
                   f"{np.mean([r['cll_predicted_prefix_chain'] for r in rs]):.1f} | "
                   f"{np.mean([r['ema_predicted_prefix_chain'] for r in rs]):.3f} | "
