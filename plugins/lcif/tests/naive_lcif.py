@@ -82,25 +82,48 @@ def conf_ins(neigh: list[tuple[int, float]], votes: np.ndarray) -> np.ndarray:
     return num / den if den > 0 else num
 
 
-def conf_fl(x: np.ndarray, fl: list[list[tuple[int, float]]], L: int) -> np.ndarray:
-    """sum_j x_j sim(f_j, y) [y in N(f_j)] / sum_j x_j."""
+def conf_fl(x: np.ndarray, S: np.ndarray, fl: list[list[tuple[int, float]]],
+            L: int, all_votes: bool = True) -> np.ndarray:
+    """The paper's conf_FL: sum_j x_j sim_FL(f_j, y) / sum_j x_j over all non-zero
+    features j, for the labels y in kNN(f_j) of at least one of them (Eq. 3), else 0.
+    Without ``all_votes``: only the features j with y in kNN(f_j) vote for y."""
+    if not all_votes:
+        num = np.zeros(L)
+        den = 0.0
+        for j, v in enumerate(x):
+            if v <= 0:
+                continue
+            den += v
+            for lab, s in fl[j]:
+                num[lab] += v * s
+        return num / den if den > 0 else num
+    cand = set()
+    for j, v in enumerate(x):
+        if v > 0:
+            cand.update(lab for lab, _ in fl[j])
     num = np.zeros(L)
     den = 0.0
     for j, v in enumerate(x):
         if v <= 0:
             continue
         den += v
-        for lab, s in fl[j]:
-            num[lab] += v * s
+        for lab in sorted(cand):
+            num[lab] += v * S[j, lab]
     return num / den if den > 0 else num
 
 
+def sim_all(xi: np.ndarray, yi: np.ndarray, xj: np.ndarray, yj: np.ndarray) -> float:
+    """The paper's printed sim_ALL (Section III-A4), for 0/1 features:
+    (x_i·x_j + Y_i·Y_j) / (sqrt(|x_i|_1 + |Y_i|_1) sqrt(|x_j|_1 + |Y_j|_1))."""
+    den = math.sqrt(np.abs(xi).sum() + np.abs(yi).sum()) * math.sqrt(
+        np.abs(xj).sum() + np.abs(yj).sum())
+    return (dot(xi, xj) + dot(yi, yj)) / den if den > 0 else 0.0
+
+
 def sim_all_rows(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """[x / |x|_1, y / |y|_1] per row."""
-    def l1(M: np.ndarray) -> np.ndarray:
-        s = np.abs(M).sum(axis=1, keepdims=True)
-        return np.divide(M, s, out=np.zeros_like(M, dtype=float), where=s > 0)
-    return np.hstack([l1(X.astype(float)), l1(Y.astype(float))])
+    """[x, y] per row: sim_ALL is the cosine of these rows (for 0/1 features, the
+    printed formula; for real values the L2 norms keep an instance its own nearest)."""
+    return np.hstack([X.astype(float), Y.astype(float)])
 
 
 def second_order(X: np.ndarray, Y: np.ndarray, k: int) -> np.ndarray:
@@ -112,16 +135,18 @@ def second_order(X: np.ndarray, Y: np.ndarray, k: int) -> np.ndarray:
 
 
 def lcif_scores(Xtr: np.ndarray, Ytr: np.ndarray, Q: np.ndarray, k_ins: int, k_feat: int,
-                lam: float, *, second: bool = False, leave_one_out: bool = False) -> np.ndarray:
+                lam: float, *, second: bool = False, leave_one_out: bool = False,
+                all_votes: bool = True) -> np.ndarray:
     """lam * conf_INS + (1 - lam) * conf_FL for every row of Q (features already in
     [0, 1])."""
     L = Ytr.shape[1]
     votes = second_order(Xtr, Ytr, k_ins) if second else Ytr.astype(float)
     neigh = knn(Q, Xtr, k_ins, exclude_self=leave_one_out)
     fl = feature_label_neighbours(Xtr, Ytr, min(k_feat, L))
+    S = feature_label_sims(Xtr, Ytr)
     out = np.zeros((Q.shape[0], L))
     for i, x in enumerate(Q):
         a = conf_ins(neigh[i], votes)
-        b = conf_fl(x, fl, L)
+        b = conf_fl(x, S, fl, L, all_votes)
         out[i] = lam * a + (1.0 - lam) * b
     return out

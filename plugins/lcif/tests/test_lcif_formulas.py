@@ -53,16 +53,39 @@ def test_conf_ins_by_hand() -> None:
 
 
 def test_conf_fl_by_hand() -> None:
-    # k_feat = 1: each feature votes only for its most similar label
+    # k_feat = 1: the candidates are the most similar label of each non-zero feature
+    # (Eq. 3); each candidate's score sums sim_FL over ALL the query's non-zero
+    # features, as printed: conf_FL(x, y) = sum_j f_j sim_FL(f_j, y) / sum_j f_j
     m = FeatureKNN(k_feat=1).fit(X8, Y8)
     S = naive.feature_label_sims(X8, Y8)
-    best = S.argmax(axis=1)
     q = Q3[0]
+    nz = np.flatnonzero(q)
+    cand = sorted({int(S[j].argmax()) for j in nz})
+    assert cand == [0, 1, 2]  # the top labels of features 0, 1, 2: 0, 2, 1
     expected = np.zeros(4)
-    for j in np.flatnonzero(q):
-        expected[best[j]] += q[j] * S[j, best[j]]
-    expected /= q.sum()
+    for y in cand:
+        expected[y] = sum(q[j] * S[j, y] for j in nz) / q.sum()
     np.testing.assert_allclose(m.predict_proba(Q3[:1])[0], expected, rtol=1e-12)
+    # feature 0 votes for labels 1 and 2 too, though neither is its top label; label 3
+    # co-occurs with all three features but is nobody's top label: no score
+    assert S[0, 1] > 0 and S[0, 2] > 0 and expected[3] == 0 and S[:3, 3].min() > 0
+
+
+def test_sim_all_is_the_printed_formula_for_binary_features() -> None:
+    # Section III-A4: (x_i.x_j + Y_i.Y_j) / (sqrt(|x_i|_1 + |Y_i|_1) sqrt(|x_j|_1 + |Y_j|_1))
+    from mlw.neighbors import NeighborIndex
+    from mlw_lcif import _prep as P
+
+    Xb = (X8 > 0).astype(float)
+    Z = P.sim_all_matrix(sp.csr_matrix(Xb), sp.csr_matrix(Y8))
+    idx, sim = NeighborIndex(Z).query(k=8, exclude_self=False)
+    for i in range(8):
+        assert idx[i, 0] == i and sim[i, 0] == pytest.approx(1.0)  # itself first
+        listed = set(idx[i][idx[i] >= 0].tolist())
+        for r in range(8):
+            want = naive.sim_all(Xb[i], Y8[i], Xb[r], Y8[r])
+            got = sim[i][idx[i] == r][0] if r in listed else 0.0  # absent: no overlap
+            assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
 
 
 @pytest.mark.parametrize("k_ins,k_feat,lam", [(1, 1, 0.5), (3, 2, 0.3), (5, 4, 0.8), (8, 4, 0.0)])
@@ -73,6 +96,15 @@ def test_lcif_matches_transcription(k_ins: int, k_feat: int, lam: float) -> None
     # the threshold is tuned on leave-one-out training scores
     loo = naive.lcif_scores(X8, Y8, X8, k_ins, k_feat, lam, leave_one_out=True)
     np.testing.assert_allclose(m._training_scores(X8, Y8), loo, rtol=1e-12, atol=1e-15)
+
+
+def test_feature_votes_neighbours_matches_transcription() -> None:
+    # each feature votes only for its own k_feat labels
+    m = LCIF(k_ins=3, k_feat=2, lam=0.4, feature_votes="neighbours").fit(X8, Y8)
+    want = naive.lcif_scores(X8, Y8, Q3, 3, 2, 0.4, all_votes=False)
+    np.testing.assert_allclose(m.predict_proba(Q3), want, rtol=1e-12, atol=1e-15)
+    paper = naive.lcif_scores(X8, Y8, Q3, 3, 2, 0.4)
+    assert not np.allclose(want, paper)  # the two readings differ on this example
 
 
 @pytest.mark.parametrize("k_ins,k_feat,lam", [(2, 2, 0.5), (3, 1, 1.0), (4, 3, 0.7)])

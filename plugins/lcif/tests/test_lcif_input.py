@@ -86,6 +86,8 @@ def test_unknown_cv_metric_is_a_clear_error() -> None:
         LCIF(cv=2, cv_metric="nope").fit(X, Y)
     with pytest.raises(ValueError, match="cv must be an integer between 2"):
         LCIF(cv=1).fit(X, Y)
+    with pytest.raises(ValueError, match="feature_votes must be one of"):
+        LCIF(feature_votes="some").fit(X, Y)
 
 
 def test_sparse_input_stays_sparse() -> None:

@@ -42,11 +42,14 @@ def test_feature_label_neighbours_match_brute_force(k: int) -> None:
     idx, sim = P.feature_label_neighbours(sp.csr_matrix(X), sp.csr_matrix(Y), k)
     assert _as_lists(idx, sim) == naive.feature_label_neighbours(X, Y, k)
     assert (idx[4] == -1).all()
+    F = P.feature_label_similarities(sp.csr_matrix(X), sp.csr_matrix(Y))
+    np.testing.assert_allclose(F.toarray(), naive.feature_label_sims(X, Y), rtol=1e-12)
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.3, 1.0])
 @pytest.mark.parametrize("second", [False, True])
-def test_scores_match_transcription(lam: float, second: bool) -> None:
+@pytest.mark.parametrize("all_votes", [True, False])
+def test_scores_match_transcription(lam: float, second: bool, all_votes: bool) -> None:
     rng = np.random.default_rng(int(lam * 10) + second)
     X = _random_sparse(rng, 45, 10, 0.3, "real")
     Y = (rng.random((45, 6)) < 0.3).astype(np.uint8)
@@ -54,9 +57,11 @@ def test_scores_match_transcription(lam: float, second: bool) -> None:
     Xs, Ys = sp.csr_matrix(X), sp.csr_matrix(Y)
     votes = P.second_order_scores(Xs, Ys, 4) if second else Ys.astype(float)
     nb = NeighborIndex(Xs).query(sp.csr_matrix(Q), k=4)
-    fl = P.feature_label_neighbours(Xs, Ys, 3)
-    S = P.score(nb[0], nb[1], 4, votes, sp.csr_matrix(Q), fl[0], fl[1], 3, lam, 6)
-    want = naive.lcif_scores(X, Y, Q, 4, 3, lam, second=second)
+    F = P.feature_label_similarities(Xs, Ys)
+    fl = P.top_labels(F, 3)
+    S = P.score(nb[0], nb[1], 4, votes, sp.csr_matrix(Q), fl[0], fl[1], 3,
+                F if all_votes else None, lam, 6)
+    want = naive.lcif_scores(X, Y, Q, 4, 3, lam, second=second, all_votes=all_votes)
     assert S.has_sorted_indices
     assert np.all(S.data > 0)
     np.testing.assert_allclose(S.toarray(), want, rtol=1e-12, atol=1e-15)

@@ -18,10 +18,18 @@ from numba import njit, prange
 
 @njit(cache=True)
 def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
-               q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, lam,
-               acc_ins, acc_fl, seen, touched):
+               q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, all_votes,
+               f_indptr, f_indices, f_data, lam, acc_ins, acc_fl, seen, touched, cand):
     """Accumulate the instance and feature confidences of query i into the dense
-    per-label buffers; returns (number of candidate labels, sum of sims, sum of x)."""
+    per-label buffers; returns (number of candidate labels, sum of sims, sum of x).
+
+    ``seen[lab]`` is 1 for a candidate of the instance part and 3 for a candidate of
+    the feature part (a label among the ``k_feat`` nearest labels of one of the query's
+    non-zero features, the paper's Eq. 3); the caller resets it to 0. With ``all_votes``
+    conf_FL sums over *all* the query's non-zero features (``f_*``: the CSR
+    feature→label cosine matrix), for the feature part's candidates only (``cand``: a
+    buffer for their list), as the paper prints it; otherwise each feature votes only
+    for the labels of its own neighbourhood (``fl_sim``)."""
     nt = 0
     wsum = 0.0
     if lam > 0.0:
@@ -40,6 +48,7 @@ def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
                 acc_ins[lab] += w * s_data[p]
     xsum = 0.0
     if lam < 1.0:
+        nc = 0
         for p in range(q_indptr[i], q_indptr[i + 1]):
             j = q_indices[p]
             v = q_data[p]
@@ -51,23 +60,52 @@ def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
                 if lab < 0:
                     break
                 if seen[lab] == 0:
-                    seen[lab] = 1
                     touched[nt] = lab
                     nt += 1
-                acc_fl[lab] += v * fl_sim[j, q]
+                if seen[lab] != 3:
+                    seen[lab] = 3
+                    cand[nc] = lab
+                    nc += 1
+                if not all_votes:
+                    acc_fl[lab] += v * fl_sim[j, q]
+        if all_votes and nc > 0:
+            # each feature's similarity to each candidate, features in query order (the
+            # same sums as the formula's): a row is scanned, or searched when it is much
+            # longer than the candidate list
+            for p in range(q_indptr[i], q_indptr[i + 1]):
+                j = q_indices[p]
+                v = q_data[p]
+                if v <= 0.0:
+                    continue
+                a = f_indptr[j]
+                b = f_indptr[j + 1]
+                if b - a <= 64 * nc:
+                    for pp in range(a, b):
+                        lab = f_indices[pp]
+                        if seen[lab] == 3:
+                            acc_fl[lab] += v * f_data[pp]
+                else:
+                    row = f_indices[a:b]
+                    for c in range(nc):
+                        lab = cand[c]
+                        pos = np.searchsorted(row, lab)
+                        if pos < b - a and row[pos] == lab:
+                            acc_fl[lab] += v * f_data[a + pos]
     return nt, wsum, xsum
 
 
 @njit(parallel=True, cache=True)
 def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
-                     q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, lam,
-                     n_labels, n_chunks):
+                     q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, all_votes,
+                     f_indptr, f_indices, f_data, lam, n_labels, n_chunks):
     """LCIF scores of every query over its candidate labels only, as CSR.
 
     score(x, y) = lam * conf_INS(x, y) + (1 - lam) * conf_FL(x, y) with
     conf_INS = sum_{i in N_k(x)} sim(x, i) s_iy / sum_{i in N_k(x)} sim(x, i)
     (``s`` is the training label matrix, or the second-order scores for LCIF2) and
-    conf_FL = sum_j x_j sim(f_j, y) [y in N_kfeat(f_j)] / sum_j x_j.
+    conf_FL = sum_j x_j sim(f_j, y) / sum_j x_j over all non-zero features j, for the
+    labels y in the k_feat-neighbourhood of at least one of them (0 for the others);
+    without ``all_votes`` only the features whose neighbourhood holds y vote.
     Candidates are the labels of the neighbours and of the features' neighbourhoods;
     an entry is stored only when its score is positive. Rows have sorted indices.
     """
@@ -84,10 +122,12 @@ def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
         acc_fl = np.zeros(n_labels, dtype=np.float64)
         seen = np.zeros(n_labels, dtype=np.uint8)
         touched = np.empty(n_labels, dtype=np.int32)
+        cand = np.empty(n_labels, dtype=np.int32)
         for i in range(start, stop):
             nt, wsum, xsum = _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices,
                                         s_data, q_indptr, q_indices, q_data, fl_idx,
-                                        fl_sim, k_feat, lam, acc_ins, acc_fl, seen, touched)
+                                        fl_sim, k_feat, all_votes, f_indptr, f_indices,
+                                        f_data, lam, acc_ins, acc_fl, seen, touched, cand)
             m = 0
             for q in range(nt):
                 lab = touched[q]
@@ -115,10 +155,12 @@ def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
         acc_fl = np.zeros(n_labels, dtype=np.float64)
         seen = np.zeros(n_labels, dtype=np.uint8)
         touched = np.empty(n_labels, dtype=np.int32)
+        cand = np.empty(n_labels, dtype=np.int32)
         for i in range(start, stop):
             nt, wsum, xsum = _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices,
                                         s_data, q_indptr, q_indices, q_data, fl_idx,
-                                        fl_sim, k_feat, lam, acc_ins, acc_fl, seen, touched)
+                                        fl_sim, k_feat, all_votes, f_indptr, f_indices,
+                                        f_data, lam, acc_ins, acc_fl, seen, touched, cand)
             labs = np.sort(touched[:nt])
             pos = indptr[i]
             for q in range(nt):

@@ -1,6 +1,7 @@
 """Preprocessing shared by the LCIF learners and the hyper-parameter search:
-feature scaling to [0, 1], the feature→label neighbourhoods, the sim_ALL representation
-and the candidate scoring. The kNN searches are the core's :mod:`mlw.neighbors`."""
+feature scaling to [0, 1], the feature→label similarities and neighbourhoods, the
+sim_ALL representation and the candidate scoring. The instance kNN searches are the
+core's :mod:`mlw.neighbors`."""
 
 from __future__ import annotations
 
@@ -57,42 +58,78 @@ class FeatureScaler:
         return M
 
 
+def feature_label_similarities(Xs: sp.csr_matrix, Ycsr: sp.csr_matrix) -> sp.csr_matrix:
+    """sim_FL(f_j, y) = f_j·y / (|f_j| |y|), the cosine between feature column j and label
+    column y over the training rows, for every co-occurring pair: a CSR matrix
+    (n_features, n_labels) with sorted indices; pairs that never co-occur are absent."""
+    Yf = Ycsr.astype(np.float64)
+    F = (Xs.T.tocsr() @ Yf).tocsr()
+    f_sq = np.zeros(Xs.shape[1])
+    np.add.at(f_sq, Xs.indices, Xs.data * Xs.data)
+    l_sq = np.asarray(Yf.multiply(Yf).sum(axis=0)).ravel()
+    inv_f = np.divide(1.0, np.sqrt(f_sq), out=np.zeros_like(f_sq), where=f_sq > 0)
+    inv_l = np.divide(1.0, np.sqrt(l_sq), out=np.zeros_like(l_sq), where=l_sq > 0)
+    rows = np.repeat(np.arange(F.shape[0]), np.diff(F.indptr))
+    F.data = F.data * inv_f[rows] * inv_l[F.indices]
+    F.data[F.data < 0] = 0.0  # features are in [0, 1]: nothing is negative
+    F.eliminate_zeros()
+    F.sort_indices()
+    return F
+
+
+def top_labels(F: sp.csr_matrix, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """kNN(f_j): the k labels of highest similarity in every row of ``F``
+    (:func:`feature_label_similarities`), best first, ties to the lower label; int32
+    (n_features, k) padded with -1, and their similarities (0 where padded)."""
+    n = F.shape[0]
+    idx = np.full((n, k), -1, dtype=np.int32)
+    sim = np.zeros((n, k))
+    if F.nnz:
+        rows = np.repeat(np.arange(n), np.diff(F.indptr))
+        order = np.lexsort((F.indices, -F.data, rows))
+        rank = np.arange(F.nnz) - F.indptr[rows[order]]
+        keep = order[rank < k]
+        r = rows[keep]
+        pos = rank[rank < k]
+        idx[r, pos] = F.indices[keep]
+        sim[r, pos] = F.data[keep]
+    return idx, sim
+
+
 def feature_label_neighbours(Xs: sp.csr_matrix, Ycsr: sp.csr_matrix,
                              k: int) -> tuple[np.ndarray, np.ndarray]:
-    """For every feature its k most cosine-similar labels over the training rows: a kNN
-    search with the feature columns as queries and the label columns as the index
-    (:mod:`mlw.neighbors`; positive similarities only, ties to the lower label). The
-    general kernel: the 0/1 kernel's tiles pay off for many indexed rows per query, not
-    for label columns (measured slower here)."""
-    F = Xs.T.tocsr()
-    F.sort_indices()
-    labels = Ycsr.astype(np.float64).T.tocsr()
-    labels.sort_indices()
-    return NeighborIndex(labels, binary_kernel=False).query(F, k=k)
+    """For every feature its k most cosine-similar labels over the training rows."""
+    return top_labels(feature_label_similarities(Xs, Ycsr), k)
 
 
 def sim_all_matrix(Xs: sp.csr_matrix, Ycsr: sp.csr_matrix) -> sp.csr_matrix:
-    """Rows [x / |x|_1, y / |y|_1]: features and labels L1-normalised separately, so
-    both halves weigh the same in sim_ALL (cosine over the concatenation)."""
-    def l1(M: sp.csr_matrix) -> sp.csr_matrix:
-        M = M.astype(np.float64)
-        s = np.asarray(abs(M).sum(axis=1)).ravel()
-        inv = np.where(s > 0, 1.0 / np.where(s > 0, s, 1.0), 0.0)
-        return sp.csr_matrix(sp.diags(inv) @ M)
-    Z = sp.hstack([l1(Xs), l1(Ycsr)], format="csr")
+    """Rows [x, y]: sim_ALL (Section III-A4) is the cosine over features and labels
+    together, (x_i·x_j + Y_i·Y_j) / (|[x_i, Y_i]| |[x_j, Y_j]|). For 0/1 features this
+    is the paper's printed formula, whose denominators are sqrt(|x|_1 + |Y|_1)."""
+    Z = sp.hstack([Xs.astype(np.float64), Ycsr.astype(np.float64)], format="csr")
     Z.sort_indices()
     return Z
 
 
 def score(nbr_idx: np.ndarray, nbr_sim: np.ndarray, k_ins: int, S: sp.csr_matrix,
           Q: sp.csr_matrix, fl_idx: np.ndarray, fl_sim: np.ndarray, k_feat: int,
-          lam: float, n_labels: int) -> sp.csr_matrix:
-    """lam * conf_INS + (1 - lam) * conf_FL over the candidate labels, as CSR."""
+          F: sp.csr_matrix | None, lam: float, n_labels: int) -> sp.csr_matrix:
+    """lam * conf_INS + (1 - lam) * conf_FL over the candidate labels, as CSR. ``S`` are
+    the training rows' votes (labels, or LCIF2's re-weighted scores), ``fl_idx`` /
+    ``fl_sim`` the features' label neighbourhoods (the candidates of conf_FL), ``F`` the
+    feature→label similarities (:func:`feature_label_similarities`): every non-zero
+    feature votes for every candidate (the paper's conf_FL); ``F=None``: a feature votes
+    only for its own neighbourhood (``feature_votes="neighbours"``, and lam == 1)."""
     n = Q.shape[0]
+    all_votes = F is not None
+    if F is None:
+        F = sp.csr_matrix((Q.shape[1], n_labels))
     ip, ind, dat = K.score_candidates(
         nbr_idx, nbr_sim, int(k_ins), S.indptr.astype(np.int64), S.indices.astype(np.int32),
         S.data.astype(np.float64), Q.indptr.astype(np.int64), Q.indices.astype(np.int32),
-        Q.data, fl_idx, fl_sim, int(k_feat), float(lam), int(n_labels), n_chunks(n))
+        Q.data, fl_idx, fl_sim, int(k_feat), all_votes, F.indptr.astype(np.int64),
+        F.indices.astype(np.int32), F.data.astype(np.float64), float(lam), int(n_labels),
+        n_chunks(n))
     return sp.csr_matrix((dat, ind, ip), shape=(n, n_labels))
 
 
@@ -108,4 +145,4 @@ def second_order_scores(Xs: sp.csr_matrix, Ycsr: sp.csr_matrix, k: int,
     empty_q = sp.csr_matrix((n, 1))
     no_fl = np.full((1, 1), -1, dtype=np.int32)
     return score(nbr[0], nbr[1], k, Ycsr.astype(np.float64), empty_q, no_fl,
-                 np.zeros((1, 1)), 0, 1.0, L)
+                 np.zeros((1, 1)), 0, None, 1.0, L)

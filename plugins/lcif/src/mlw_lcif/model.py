@@ -13,6 +13,11 @@ from mlw.neighbors import NeighborIndex
 from mlw_lcif import _prep as P
 from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
 
+#: How conf_FL's features vote: ``"all"``, the paper's printed formula (every non-zero
+#: feature votes for every candidate label); ``"neighbours"``, each feature only for the
+#: labels of its own k_feat-neighbourhood (cheaper on data with very many labels).
+FEATURE_VOTES: tuple[str, ...] = ("all", "neighbours")
+
 #: The paper's grid: k_ins, k_feat in 1..30 step 2, lambda in 0..1 step 0.1.
 K_GRID: tuple[int, ...] = tuple(range(1, 30, 2))
 LAM_GRID: tuple[float, ...] = tuple(float(v) for v in np.round(np.arange(11) * 0.1, 1))
@@ -42,6 +47,7 @@ class _LCIFBase(mlw.MultiLabelLearner):
     threshold: Any = "cardinality"
     feature_norm: str = "auto"
     threshold_sample: int | None = 20000
+    feature_votes: str = "all"
 
     # -- fitting ------------------------------------------------------------------------
     def _lam_value(self) -> float:
@@ -62,6 +68,9 @@ class _LCIFBase(mlw.MultiLabelLearner):
 
     def _fit(self, X: Any, Y: Any) -> None:
         n, L = X.shape[0], Y.shape[1]
+        if self.feature_votes not in FEATURE_VOTES:
+            raise ValueError(f"feature_votes must be one of {FEATURE_VOTES}, "
+                             f"got {self.feature_votes!r}")
         Ycsr = sp.csr_matrix(Y, dtype=np.uint8) if not sp.issparse(Y) else Y
         if self.feature_norm != "auto" and self.feature_norm not in FEATURE_NORMS:
             raise ValueError(f"feature_norm must be 'auto' or one of {FEATURE_NORMS}, "
@@ -72,7 +81,8 @@ class _LCIFBase(mlw.MultiLabelLearner):
             norms = FEATURE_NORMS if self.feature_norm == "auto" else (self.feature_norm,)
             res = search_with_feature_norm(X, Ycsr, norms=norms, kind=self._kind,
                                            metric=self.cv_metric, n_folds=self.cv,
-                                           seed=self.random_state)
+                                           seed=self.random_state,
+                                           feature_votes=self.feature_votes)
             self.cv_results_ = res
             self.k_ins_, self.k_feat_, self.lam_ = res["k_ins"], res["k_feat"], res["lam"]
             self.feature_norm_ = res["feature_norm"]
@@ -92,8 +102,10 @@ class _LCIFBase(mlw.MultiLabelLearner):
         else:
             self.votes_ = Ycsr.astype(np.float64)
         if self._uses_fl():
-            self.fl_idx_, self.fl_sim_ = P.feature_label_neighbours(Xs, Ycsr, self.k_feat_)
+            self.fl_matrix_ = P.feature_label_similarities(Xs, Ycsr)
+            self.fl_idx_, self.fl_sim_ = P.top_labels(self.fl_matrix_, self.k_feat_)
         else:
+            self.fl_matrix_ = None
             self.fl_idx_ = np.full((X.shape[1], 1), -1, dtype=np.int32)
             self.fl_sim_ = np.zeros((X.shape[1], 1))
 
@@ -111,7 +123,9 @@ class _LCIFBase(mlw.MultiLabelLearner):
             nbr_idx = np.full((Qs.shape[0], 1), -1, dtype=np.int32)
             nbr_sim = np.zeros((Qs.shape[0], 1))
         return P.score(nbr_idx, nbr_sim, nbr_idx.shape[1], self.votes_, Qs, self.fl_idx_,
-                       self.fl_sim_, self.fl_idx_.shape[1], self.lam_, self.n_labels_)
+                       self.fl_sim_, self.fl_idx_.shape[1],
+                       self.fl_matrix_ if self.feature_votes == "all" else None, self.lam_,
+                       self.n_labels_)
 
     def _scores(self, Qs: sp.csr_matrix, self_offset: int = -1) -> Any:
         S = self._sparse_scores(Qs, self_offset)
@@ -218,6 +232,12 @@ class LCIF(_LCIFBase):
         all rows, the paper's exact procedure. Default 20,000: small data sets use all
         rows, IMDB-sized ones a subsample (the threshold is one scalar on a 0.01 grid).
         Used by strategies fitted from score blocks (``cardinality``).
+    feature_votes : str
+        ``"all"`` (default, the paper's conf_FL): every non-zero feature of the query
+        votes, with its similarity, for every candidate label (a label in the
+        ``k_feat``-neighbourhood of at least one of its features). ``"neighbours"``: a
+        feature votes only for the labels of its own neighbourhood (sparser: cheaper when
+        there are very many labels).
 
     Examples
     --------
@@ -233,10 +253,12 @@ class LCIF(_LCIFBase):
     def __init__(self, *, k_ins: int = 15, k_feat: int = 15, lam: float = 0.5,
                  threshold: Any = "cardinality", cv: int | None = None,
                  cv_metric: str = "accuracy", random_state: int = 0,
-                 feature_norm: str = "auto", threshold_sample: int | None = 20000) -> None:
+                 feature_norm: str = "auto", threshold_sample: int | None = 20000,
+                 feature_votes: str = "all") -> None:
         self.k_ins = k_ins
         self.k_feat = k_feat
         self.lam = lam
+        self.feature_votes = feature_votes
         self.threshold = threshold
         self.cv = cv
         self.cv_metric = cv_metric
@@ -286,8 +308,10 @@ class FeatureKNN(_LCIFBase):
     def __init__(self, *, k_feat: int = 15, threshold: Any = "cardinality",
                  cv: int | None = None, cv_metric: str = "accuracy",
                  random_state: int = 0,
-                 feature_norm: str = "auto", threshold_sample: int | None = 20000) -> None:
+                 feature_norm: str = "auto", threshold_sample: int | None = 20000,
+                 feature_votes: str = "all") -> None:
         self.k_feat = k_feat
+        self.feature_votes = feature_votes
         self.threshold = threshold
         self.cv = cv
         self.cv_metric = cv_metric

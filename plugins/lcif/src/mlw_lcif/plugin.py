@@ -20,6 +20,9 @@ _COMMON = {
 _K_INS = {"k_ins": "number of nearest training instances (cosine similarity)"}
 _K_FEAT = {"k_feat": "number of most similar labels kept per feature"}
 _LAM = {"lam": "weight of the instance part in [0, 1] (1 - lam goes to the feature part)"}
+_VOTES = {"feature_votes": "all (the paper's conf_FL: every non-zero feature votes for "
+                           "every candidate label) or neighbours (a feature votes only for "
+                           "its own k_feat labels; cheaper with very many labels)"}
 
 
 #: The model state of the LCIF learners besides their classes (``LearnerSpec.model_types``;
@@ -34,13 +37,13 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         name="lcif", factory="mlw_lcif.model:LCIF",
         description="LCIF: instance kNN + feature-label kNN, linearly combined "
                     "(Feremans et al. 2017)",
-        param_docs={**_K_INS, **_K_FEAT, **_LAM, **_COMMON}))
+        param_docs={**_K_INS, **_K_FEAT, **_LAM, **_VOTES, **_COMMON}))
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
         name="lcif2", factory="mlw_lcif.model:LCIF2",
         description="LCIF2: LCIF whose instance neighbours vote with second-order "
                     "(sim_ALL re-weighted) label scores",
-        param_docs={**_K_INS, **_K_FEAT, **_LAM, **_COMMON}))
+        param_docs={**_K_INS, **_K_FEAT, **_LAM, **_VOTES, **_COMMON}))
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
         name="instance_knn", factory="mlw_lcif.model:InstanceKNN",
@@ -50,4 +53,4 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         model_types=_MODEL_TYPES,
         name="feature_knn", factory="mlw_lcif.model:FeatureKNN",
         description="feature kNN: each feature votes for its most similar labels",
-        param_docs={**_K_FEAT, **_COMMON}))
+        param_docs={**_K_FEAT, **_VOTES, **_COMMON}))

@@ -75,9 +75,10 @@ def _fold_lists(idx: np.ndarray, sim: np.ndarray, drop: np.ndarray, k: int,
 
 def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "lcif",
                            metric: str = "accuracy", n_folds: int = 10, seed: int = 0,
-                           k_grid: Sequence[int] = tuple(range(1, 30, 2)),
+                           k_grid: Sequence[int] = tuple(range(1, 30, 2)),  # K_GRID
                            lam_grid: Sequence[float] | None = None,
-                           top_label: bool = True) -> dict[str, Any]:
+                           top_label: bool = True,
+                           feature_votes: str = "all") -> dict[str, Any]:
     """Choose (k_ins, k_feat, lam) by ``n_folds``-fold cross-validation.
 
     ``Xs`` are scaled features (CSR), ``Y`` the CSR label matrix. Returns a dict with
@@ -120,7 +121,6 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
     dummy_i = np.full((n, 1), -1, dtype=np.int32)
     dummy_s = np.zeros((n, 1))
     no_fl_i = np.full((Xs.shape[1], 1), -1, dtype=np.int32)
-    no_fl_s = np.zeros((Xs.shape[1], 1))
     total = np.zeros((len(kins), len(kfeat), len(lams), len(METRICS)))
     for f in range(int(n_folds)):
         is_val = (fold == f).astype(np.uint8)
@@ -135,13 +135,16 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
                 if kind == "lcif2":
                     votes = P.second_order_scores(Xs, Y, k, nbr=(zi[:, :k], zs[:, :k]))
                 A[a] = P.score(fi[:, :k], fs[:, :k], k, votes, sp.csr_matrix((n, 1)),
-                               no_fl_i[:1], no_fl_s[:1], 0, 1.0, L).toarray()
+                               no_fl_i[:1], no_fl_i[:1].astype(np.float64), 0, None, 1.0,
+                               L).toarray()
         B = np.zeros((len(kfeat), n, L))
         if uses_fl:
-            fl_i, fl_s = P.feature_label_neighbours(Xs[tr], Y[tr], kfmax)
+            F = P.feature_label_similarities(Xs[tr], Y[tr])
+            fl_i, fl_s = P.top_labels(F, kfmax)
+            votes_of = F if feature_votes == "all" else None
             for b, k in enumerate(kfeat):
                 B[b] = P.score(dummy_i, dummy_s, 0, Yf, Xs, fl_i[:, :k], fl_s[:, :k], k,
-                               0.0, L).toarray()
+                               votes_of, 0.0, L).toarray()
         target = float(Yd[tr].sum()) / max(tr.size, 1)
         total += K.grid_evaluate(A, B, lams, is_val, Yd, T, coarse, fine, target,
                                  bool(top_label))
@@ -159,29 +162,53 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
             "all_scores": total, "best_by_metric": best_by_metric}
 
 
+#: The paper's grid of k (Section IV-D1: 1 to 30 in steps of 2) and its extension to 60,
+#: searched when the best k of the first grid is its largest.
+K_GRID: tuple[int, ...] = tuple(range(1, 30, 2))
+K_GRID_EXTENDED: tuple[int, ...] = tuple(range(1, 60, 2))
+
+
+def _at_edge(res: dict[str, Any], k_grid: Sequence[int]) -> bool:
+    """Whether the selected k_ins or k_feat is the largest k of the grid (and was not
+    capped: k_feat at the number of labels, k_ins at a fold's training part)."""
+    top = max(k_grid)
+    return bool((res["k_ins"] == max(res["k_ins_grid"]) == top and len(res["k_ins_grid"]) > 1)
+                or (res["k_feat"] == max(res["k_feat_grid"]) == top
+                    and len(res["k_feat_grid"]) > 1))
+
+
 def search_with_feature_norm(X: Any, Y: sp.csr_matrix, *,
-                             norms: Sequence[str] = ("max", "l2"),
+                             norms: Sequence[str] = ("max", "l2"), extend_k: bool = True,
                              **kwargs: Any) -> dict[str, Any]:
     """:func:`search_hyperparameters` once per feature normalisation (raw ``X``, each
     normalisation fitted on the whole training data, the same folds), keeping the one
     whose best configuration scores highest for the metric (a tie keeps the first).
 
+    With ``extend_k`` (the paper's protocol, Section IV-D1), when the winner's k_ins or
+    k_feat is the grid's largest (29), the search is repeated on k = 1..59.
+
     Returns the winner's result with ``feature_norm`` added, ``best_by_metric`` taken
-    over all normalisations (each entry with its ``feature_norm``), and every
-    normalisation's own result in ``by_feature_norm``.
+    over all normalisations (each entry with its ``feature_norm``), every
+    normalisation's own result in ``by_feature_norm``, and ``k_grid_extended``.
     """
     from mlw_lcif._scaling import feature_scaler
 
     if not norms:
         raise ValueError("norms must name at least one feature normalisation")
-    results = {}
-    for norm in norms:
-        Xs = feature_scaler(norm).fit(X).transform(X)
-        results[norm] = search_hyperparameters(Xs, Y, **kwargs)
-    best = max(norms, key=lambda nm: results[nm]["score"])
+    scaled = {norm: feature_scaler(norm).fit(X).transform(X) for norm in norms}
+    k_grid = tuple(kwargs.pop("k_grid", K_GRID))
+    extended = False
+    while True:
+        results = {norm: search_hyperparameters(scaled[norm], Y, k_grid=k_grid, **kwargs)
+                   for norm in norms}
+        best = max(norms, key=lambda nm: results[nm]["score"])
+        if not (extend_k and not extended and k_grid == K_GRID
+                and _at_edge(results[best], k_grid)):
+            break
+        k_grid, extended = K_GRID_EXTENDED, True
     best_by_metric = {}
     for name in METRICS:
         nm = max(norms, key=lambda v: results[v]["best_by_metric"][name]["score"])
         best_by_metric[name] = {**results[nm]["best_by_metric"][name], "feature_norm": nm}
     return {**results[best], "feature_norm": best, "best_by_metric": best_by_metric,
-            "by_feature_norm": results}
+            "by_feature_norm": results, "k_grid_extended": extended}
