@@ -211,11 +211,11 @@ def test_real_values_take_the_general_kernel() -> None:
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda T: NeighborIndex(T, metric="manhattan"), "metric must be one of"),
+    (lambda T: NeighborIndex(T, metric="manhattan"), "parameter 'metric' must be a string"),
     (lambda T: NeighborIndex(T[:0]), "cannot index 0 rows"),
-    (lambda T: NeighborIndex(T).query(T, k=0), "k must be an integer between 1 and 4"),
-    (lambda T: NeighborIndex(T).query(T, k=5), "k must be an integer between 1 and 4"),
-    (lambda T: NeighborIndex(T).query(T, k=2.0), "k must be an integer"),
+    (lambda T: NeighborIndex(T).query(T, k=0), "parameter 'k' must be an integer >= 1 and <= 4"),
+    (lambda T: NeighborIndex(T).query(T, k=5), "parameter 'k' must be an integer >= 1 and <= 4"),
+    (lambda T: NeighborIndex(T).query(T, k=2.0), "parameter 'k' must be an integer"),
     (lambda T: NeighborIndex(T).query(T[:, :2], k=1), "has 2 features"),
     (lambda T: NeighborIndex(T).query(T, k=1, exclude_self=True), "exclude_self needs X=None"),
     (lambda T: NeighborIndex(T).query(k=1, exclude=[0, 1, 2, 3]), "not both"),

@@ -24,13 +24,18 @@ def test_registered_learners() -> None:
 
 
 def test_k_larger_than_training_set_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match=r"k_ins=7 is larger than the number of training "
-                                         r"instances \(6\)"):
+    # one message style for every scalar parameter (mlw.validation.check_param)
+    with pytest.raises(ValueError, match=r"parameter 'k_ins' must be an integer >= 1 and "
+                                         r"<= 6, got 7"):
         LCIF(k_ins=7).fit(X, Y)
-    with pytest.raises(ValueError, match="k_ins must be a positive integer"):
+    with pytest.raises(ValueError, match="parameter 'k_ins' must be an integer >= 1"):
         InstanceKNN(k_ins=0).fit(X, Y)
-    with pytest.raises(ValueError, match=r"lam must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match="parameter 'k_feat' must be an integer >= 1"):
+        FeatureKNN(k_feat=1.5).fit(X, Y)
+    with pytest.raises(ValueError, match=r"parameter 'lam' must be a number >= 0 and <= 1"):
         LCIF(k_ins=2, lam=1.5).fit(X, Y)
+    with pytest.raises(ValueError, match="parameter 'random_state' must be an integer"):
+        LCIF(k_ins=2, random_state="x").fit(X, Y)
 
 
 def test_k_feat_is_capped_at_the_label_count() -> None:
@@ -82,11 +87,11 @@ def test_clone_and_params() -> None:
 
 
 def test_unknown_cv_metric_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="cv_metric must be one of"):
+    with pytest.raises(ValueError, match="parameter 'cv_metric' must be a string one of"):
         LCIF(cv=2, cv_metric="nope").fit(X, Y)
-    with pytest.raises(ValueError, match="cv must be an integer between 2"):
+    with pytest.raises(ValueError, match="parameter 'cv' must be an integer >= 2 and <= 6"):
         LCIF(cv=1).fit(X, Y)
-    with pytest.raises(ValueError, match="feature_votes must be one of"):
+    with pytest.raises(ValueError, match="parameter 'feature_votes' must be a string one of"):
         LCIF(feature_votes="some").fit(X, Y)
 
 

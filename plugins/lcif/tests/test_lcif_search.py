@@ -126,7 +126,7 @@ def test_l2_learners_are_the_formulas_on_unit_length_feature_columns() -> None:
     assert m.feature_norm_ == "max"
     np.testing.assert_allclose(m.predict_proba(Q3), naive.lcif_scores(X8, Y8, Q3, 3, 2, 0.3),
                                rtol=1e-12, atol=1e-15)
-    with pytest.raises(ValueError, match="feature_norm must be"):
+    with pytest.raises(ValueError, match="parameter 'feature_norm' must be a string one of"):
         LCIF(feature_norm="tfidf").fit(X8, Y8)
 
 

@@ -39,7 +39,7 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from mlw.validation import check_X
+from mlw.validation import check_param, check_X
 
 __all__ = ["METRICS", "NeighborIndex", "kneighbors"]
 
@@ -63,14 +63,6 @@ def _n_chunks(n_rows: int) -> int:
     from numba import get_num_threads
 
     return max(1, min(n_rows, 4 * get_num_threads()))
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
-            or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"between {low} and {high}"
-        raise ValueError(f"{name} must be an integer {bound}, got {value!r}")
-    return int(value)
 
 
 class NeighborIndex:
@@ -113,8 +105,8 @@ class NeighborIndex:
 
     def __init__(self, X: Any, *, metric: Metric = "cosine", binary_kernel: bool = True,
                  tile: int = 16384) -> None:
-        if metric not in METRICS:
-            raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+        check_param("metric", metric, str, choices=METRICS)
+        check_param("binary_kernel", binary_kernel, bool)
         K = _k()
         X = check_X(X, what="X_index")
         if X.shape[0] == 0:
@@ -136,7 +128,7 @@ class NeighborIndex:
             self._order = (np.argsort(self._sq, kind="stable").astype(np.int64)
                            if metric == "euclidean" else np.zeros(0, dtype=np.int64))
             if binary_kernel and metric == "cosine" and X.nnz and np.all(X.data == 1.0):
-                self._build_tiles(X, _check_int("tile", tile, 64, 65536))
+                self._build_tiles(X, check_param("tile", tile, int, low=64, high=65536))
                 self.binary = True
         else:
             self._sq = K.dense_row_sq_norms(X)
@@ -215,8 +207,8 @@ class NeighborIndex:
                                  "queries pass exclude=<indexed row of each query>")
             X = check_X(X, what="X", n_features=self.n_features)
             n_q = X.shape[0]
-        k = _check_int("k", k, 1, self.n_rows)
-        block = _check_int("block", block, 1)
+        k = check_param("k", k, int, low=1, high=self.n_rows)
+        block = check_param("block", block, int, low=1)
         if exclude is None:
             own = np.full(n_q, -1, dtype=np.int64)
         else:

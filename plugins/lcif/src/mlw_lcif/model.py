@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 import mlw
 from mlw.neighbors import NeighborIndex
+from mlw.validation import check_param
 from mlw_lcif import _prep as P
 from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
 
@@ -21,14 +22,6 @@ FEATURE_VOTES: tuple[str, ...] = ("all", "neighbours")
 #: The paper's grid: k_ins, k_feat in 1..30 step 2, lambda in 0..1 step 0.1.
 K_GRID: tuple[int, ...] = tuple(range(1, 30, 2))
 LAM_GRID: tuple[float, ...] = tuple(float(v) for v in np.round(np.arange(11) * 0.1, 1))
-
-
-def _check_k(name: str, k: Any, limit: int | None, what: str) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"{name} must be a positive integer, got {k!r}")
-    if limit is not None and k > limit:
-        raise ValueError(f"{name}={k} is larger than the number of {what} ({limit})")
-    return int(k)
 
 
 class _LCIFBase(mlw.MultiLabelLearner):
@@ -55,10 +48,7 @@ class _LCIFBase(mlw.MultiLabelLearner):
             return 1.0
         if self._kind == "feature_knn":
             return 0.0
-        lam = float(self.lam)
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
-        return lam
+        return float(check_param("lam", self.lam, float, low=0.0, high=1.0))
 
     def _uses_ins(self) -> bool:
         return self._kind != "feature_knn"
@@ -68,13 +58,12 @@ class _LCIFBase(mlw.MultiLabelLearner):
 
     def _fit(self, X: Any, Y: Any) -> None:
         n, L = X.shape[0], Y.shape[1]
-        if self.feature_votes not in FEATURE_VOTES:
-            raise ValueError(f"feature_votes must be one of {FEATURE_VOTES}, "
-                             f"got {self.feature_votes!r}")
         Ycsr = sp.csr_matrix(Y, dtype=np.uint8) if not sp.issparse(Y) else Y
-        if self.feature_norm != "auto" and self.feature_norm not in FEATURE_NORMS:
-            raise ValueError(f"feature_norm must be 'auto' or one of {FEATURE_NORMS}, "
-                             f"got {self.feature_norm!r}")
+        check_param("feature_votes", self.feature_votes, str, choices=FEATURE_VOTES)
+        check_param("feature_norm", self.feature_norm, str, choices=("auto", *FEATURE_NORMS))
+        check_param("random_state", self.random_state, int)
+        check_param("threshold_sample", self.threshold_sample, int, low=1, allow_none=True)
+        check_param("cv", self.cv, int, low=2, high=n, allow_none=True)
         if self.cv is not None:
             from mlw_lcif.search import search_with_feature_norm
 
@@ -88,9 +77,10 @@ class _LCIFBase(mlw.MultiLabelLearner):
             self.feature_norm_ = res["feature_norm"]
         else:
             self.feature_norm_ = "max" if self.feature_norm == "auto" else self.feature_norm
-            self.k_ins_ = _check_k("k_ins", self.k_ins, n, "training instances") \
+            # k_ins up to the number of training instances; k_feat capped at the labels
+            self.k_ins_ = check_param("k_ins", self.k_ins, int, low=1, high=n) \
                 if self._uses_ins() else 1
-            self.k_feat_ = min(_check_k("k_feat", self.k_feat, None, "labels"), L) \
+            self.k_feat_ = min(check_param("k_feat", self.k_feat, int, low=1), L) \
                 if self._uses_fl() else 1
             self.lam_ = self._lam_value()
         self.scaler_ = feature_scaler(self.feature_norm_).fit(X)
@@ -161,11 +151,9 @@ class _LCIFBase(mlw.MultiLabelLearner):
 
     def _threshold_rows(self, n: int) -> np.ndarray | None:
         """The sorted training rows the threshold is fitted on, or None for all."""
-        s = self.threshold_sample
+        s = check_param("threshold_sample", self.threshold_sample, int, low=1, allow_none=True)
         if s is None:
             return None
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
-            raise ValueError(f"threshold_sample must be None or a positive integer, got {s!r}")
         if s >= n:
             return None
         rng = np.random.default_rng(self.random_state)

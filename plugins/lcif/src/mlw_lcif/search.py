@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlw.neighbors import NeighborIndex
+from mlw.validation import check_param
 from mlw_lcif import _kernels as K
 from mlw_lcif import _prep as P
 
@@ -86,13 +87,9 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
     ``hamming_loss`` the negated loss), the grids and the full ``scores`` array of shape
     (len(k_ins grid), len(k_feat grid), len(lam grid)).
     """
-    if metric not in METRICS:
-        raise ValueError(f"cv_metric must be one of {sorted(METRICS)}, got {metric!r}")
+    check_param("cv_metric", metric, str, choices=tuple(METRICS))
     n, L = Y.shape
-    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) \
-            or not 2 <= n_folds <= n:
-        raise ValueError(f"cv must be an integer between 2 and the number of training "
-                         f"instances ({n}), got {n_folds!r}")
+    check_param("cv", n_folds, int, low=2, high=n)
     lam_values = np.round(np.arange(11) * 0.1, 1) if lam_grid is None \
         else np.asarray(lam_grid, dtype=np.float64)
     uses_ins = kind != "feature_knn"
