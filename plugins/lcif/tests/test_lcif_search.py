@@ -153,3 +153,35 @@ def test_auto_feature_norm_is_chosen_by_the_cross_validation() -> None:
     # a fixed feature_norm searches only that one
     m1 = LCIF(cv=3, random_state=1, feature_norm="max").fit(X, Y)
     assert m1.feature_norm_ == "max" and set(m1.cv_results_["by_feature_norm"]) == {"max"}
+
+
+def test_the_grid_is_extended_to_59_when_the_best_k_is_the_largest(monkeypatch) -> None:
+    """Section IV-D1: k is searched up to 60 when the best k is the grid's largest.
+    The grids are shrunk here ((1, 3), then (1, 3, 5, 7)) to keep the test fast; noisy
+    labels make a larger k better."""
+    import mlw_lcif.search as S
+
+    rng = np.random.default_rng(0)
+    centre = rng.integers(0, 2, 160)
+    X = (rng.random((160, 30)) < np.where(centre[:, None] == 1, 0.4, 0.1)).astype(float)
+    X[:, :15] *= (rng.random((160, 15)) < 0.5)
+    Y = np.stack([centre ^ (rng.random(160) < 0.3), 1 - centre], axis=1).astype(np.uint8)
+    monkeypatch.setattr(S, "K_GRID", (1, 3))
+    monkeypatch.setattr(S, "K_GRID_EXTENDED", (1, 3, 5, 7))
+    kw = dict(norms=("max",), kind="instance_knn", n_folds=3, seed=0)
+    res = S.search_with_feature_norm(X, sp.csr_matrix(Y), **kw)
+    assert res["k_grid_extended"] and res["k_ins_grid"] == [1, 3, 5, 7]
+    flat = S.search_with_feature_norm(X, sp.csr_matrix(Y), extend_k=False, **kw)
+    assert not flat["k_grid_extended"] and flat["k_ins"] == 3
+    # a best k inside the grid is not extended
+    inner = S.search_with_feature_norm(X, sp.csr_matrix(Y), k_grid=(1, 3, 5, 7, 9), **kw)
+    assert not inner["k_grid_extended"]
+
+
+def test_table_one_statistics_of_bibtex(mulan_dir) -> None:
+    """Table I: bibtex has 4,880 training and 2,515 test instances, 1,836 features, 159
+    labels and a training label cardinality of 2.38."""
+    tr = mlw.load_dataset(mulan_dir / "bibtex-train.arff")
+    te = mlw.load_dataset(mulan_dir / "bibtex-test.arff")
+    assert (tr.X.shape, te.X.shape[0], tr.Y.shape[1]) == ((4880, 1836), 2515, 159)
+    assert round(float(tr.Y.sum()) / 4880, 2) == 2.38

@@ -49,7 +49,8 @@ def test_training_cardinality_within_one_step(cls, sparse: bool) -> None:
     assert np.all(np.asarray(Ptr.sum(axis=1)).ravel()[has_score] >= 1)
 
 
-def test_cv_threshold_replica_equals_core_strategy() -> None:
+@pytest.mark.parametrize("top_label", [True, False])
+def test_cv_threshold_replica_equals_core_strategy(top_label: bool) -> None:
     X, Y = _data(2, n=200)
     rng = np.random.default_rng(0)
     A = rng.random((200, 8)) * (rng.random((200, 8)) < 0.5)
@@ -61,9 +62,9 @@ def test_cv_threshold_replica_equals_core_strategy() -> None:
     tr = is_val == 0
     for lam in (0.0, 0.3, 1.0):
         S = lam * A + (1 - lam) * B
-        core = CardinalityMatching().fit(S[tr], Y[tr]).threshold_
+        core = CardinalityMatching(top_label=top_label).fit(S[tr], Y[tr]).threshold_
         target = float(Y[tr].sum()) / tr.sum()
-        m = K._cardinality_threshold(A, B, lam, is_val, T, coarse, fine, target, True)
+        m = K._cardinality_threshold(A, B, lam, is_val, T, coarse, fine, target, top_label)
         assert T[m] == core
 
 
@@ -131,3 +132,36 @@ def test_streamed_threshold_equals_core_fit_on_all_scores(sparse: bool, seed: in
         blocks = [sp.csr_matrix(mat[i:i + 13]) for i in range(0, 60, 13)]
         got = CardinalityMatching().fit_blocks(blocks, n_rows=60, n_positive=int(Yr.sum()))
         assert got.threshold_ == core.threshold_
+
+
+def test_top_label_auto_follows_the_empty_label_sets_of_birds(mulan_dir) -> None:
+    """Issue 19: with the core's adaptive rule (top_label="auto") LCIF predicts the
+    empty set where the training data has empty label sets (birds: 47% of the
+    training instances), and never on data without (the paper's rule, Section III-A1)."""
+    tr = mlw.load_dataset(mulan_dir / "birds-train.arff")
+    te = mlw.load_dataset(mulan_dir / "birds-test.arff")
+    assert np.mean(np.asarray(tr.Y.sum(axis=1)).ravel() == 0) > 0.4
+    auto = LCIF(k_ins=9, k_feat=3, lam=0.5, threshold=CardinalityMatching(top_label="auto"))
+    on = LCIF(k_ins=9, k_feat=3, lam=0.5, threshold=CardinalityMatching(top_label=True))
+    empty = {}
+    for name, m in (("auto", auto), ("on", on)):
+        m.fit(tr.X, tr.Y)
+        P_ = m.predict(te.X)
+        P_ = P_.toarray() if sp.issparse(P_) else P_
+        empty[name] = float(np.mean(P_.sum(axis=1) == 0))
+    assert auto.threshold_.top_label_ is False and on.threshold_.top_label_ is True
+    # "on" leaves a row empty only when it has no positive score at all
+    assert empty["on"] < 0.05 < empty["auto"]
+    # the CV search resolves the same rule on each fold's training part
+    Xs = P.FeatureScaler().fit(tr.X).transform(tr.X)
+    Ycsr = sp.csr_matrix(tr.Y)
+    kw = dict(kind="lcif", n_folds=3, seed=0, k_grid=(3, 9), lam_grid=(0.5,))
+    res = {tl: search_hyperparameters(Xs, Ycsr, top_label=tl, **kw)["all_scores"]
+           for tl in ("auto", False, True)}
+    np.testing.assert_array_equal(res["auto"], res[False])
+    assert not np.array_equal(res["auto"], res[True])
+    # a training set without empty label sets keeps the rule on under "auto"
+    X, Y = _data(6, n=120)
+    Y[Y.sum(axis=1) == 0, 0] = 1
+    m = LCIF(k_ins=5, k_feat=2, threshold=CardinalityMatching(top_label="auto")).fit(X, Y)
+    assert m.threshold_.top_label_ is True

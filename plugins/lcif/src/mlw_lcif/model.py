@@ -71,7 +71,8 @@ class _LCIFBase(mlw.MultiLabelLearner):
             res = search_with_feature_norm(X, Ycsr, norms=norms, kind=self._kind,
                                            metric=self.cv_metric, n_folds=self.cv,
                                            seed=self.random_state,
-                                           feature_votes=self.feature_votes)
+                                           feature_votes=self.feature_votes,
+                                           top_label=self._search_top_label())
             self.cv_results_ = res
             self.k_ins_, self.k_feat_, self.lam_ = res["k_ins"], res["k_feat"], res["lam"]
             self.feature_norm_ = res["feature_norm"]
@@ -127,6 +128,16 @@ class _LCIFBase(mlw.MultiLabelLearner):
     def _training_scores(self, X: Any, Y: Any) -> Any:
         # each training instance is left out of its own neighbourhood
         return self._scores(self.Xs_, self_offset=0)
+
+    def _search_top_label(self) -> bool | str:
+        """The top-label rule the CV search applies (its threshold search replicates
+        cardinality matching): the ``top_label`` of the learner's strategy when it has
+        one (``True``, ``False`` or ``"auto"``, resolved on each fold's training part),
+        else on."""
+        from mlw.learner import make_threshold
+
+        strategy, _ = make_threshold(self.threshold)
+        return getattr(strategy, "top_label", True)
 
     def _fit_threshold(self, X: Any, Y: Any) -> None:
         """A strategy that can learn from score blocks (the core's cardinality matching

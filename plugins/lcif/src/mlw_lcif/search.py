@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlw.neighbors import NeighborIndex
+from mlw.thresholds import resolve_top_label
 from mlw.validation import check_param
 from mlw_lcif import _kernels as K
 from mlw_lcif import _prep as P
@@ -78,7 +79,7 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
                            metric: str = "accuracy", n_folds: int = 10, seed: int = 0,
                            k_grid: Sequence[int] = tuple(range(1, 30, 2)),  # K_GRID
                            lam_grid: Sequence[float] | None = None,
-                           top_label: bool = True,
+                           top_label: bool | str = True,
                            feature_votes: str = "all") -> dict[str, Any]:
     """Choose (k_ins, k_feat, lam) by ``n_folds``-fold cross-validation.
 
@@ -143,8 +144,9 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
                 B[b] = P.score(dummy_i, dummy_s, 0, Yf, Xs, fl_i[:, :k], fl_s[:, :k], k,
                                votes_of, 0.0, L).toarray()
         target = float(Yd[tr].sum()) / max(tr.size, 1)
-        total += K.grid_evaluate(A, B, lams, is_val, Yd, T, coarse, fine, target,
-                                 bool(top_label))
+        # the top-label rule as the learner's strategy decides it on this training part
+        rule = resolve_top_label(top_label, Yd[tr])
+        total += K.grid_evaluate(A, B, lams, is_val, Yd, T, coarse, fine, target, rule)
     total /= int(n_folds)
     best_by_metric = {}
     for name, code in METRICS.items():
