@@ -34,8 +34,9 @@ def test_training_cardinality_within_one_step(cls, sparse: bool) -> None:
     X, Y = _data(1)
     if sparse:
         X, Y = sp.csr_matrix(X), sp.csr_matrix(Y)
-    m = cls(k_ins=7, k_feat=3, lam=0.6).fit(X, Y)
-    assert isinstance(m.threshold_, CardinalityMatching) and m.threshold_.top_label
+    m = cls(k_ins=7, k_feat=3, lam=0.6,
+            threshold=CardinalityMatching(top_label=True)).fit(X, Y)
+    assert isinstance(m.threshold_, CardinalityMatching) and m.threshold_.top_label_
     S = m._training_scores(X, Y)
     t = m.threshold_.threshold_
     target = float(Y.sum()) / Y.shape[0]
@@ -114,13 +115,16 @@ def test_streamed_threshold_equals_core_fit_on_all_scores(sparse: bool, seed: in
     X, Y = _data(seed, n=250)
     if sparse:
         X, Y = sp.csr_matrix(X), sp.csr_matrix(Y)
-    m = LCIF(k_ins=5, k_feat=2, lam=0.4 + 0.05 * seed).fit(X, Y)
+    m = LCIF(k_ins=5, k_feat=2, lam=0.4 + 0.05 * seed).fit(X, Y)  # top_label="auto"
     S = m._training_scores(X, Y)
     core = CardinalityMatching().fit(S, Y)
+    assert m.threshold_.top_label_ == core.top_label_
     assert m.threshold_.threshold_ == core.threshold_
     assert m.threshold_.target_cardinality_ == core.target_cardinality_
+    n_empty = int(np.count_nonzero(np.asarray(Y.sum(axis=1)).ravel() == 0))
     small = CardinalityMatching().fit_blocks(m._training_score_blocks(block=17),
-                                             n_rows=250, n_positive=int(Y.sum()))
+                                             n_rows=250, n_positive=int(Y.sum()),
+                                             n_empty=n_empty)
     assert small.threshold_ == core.threshold_
     # and for arbitrary score matrices, including rows without scores
     rng = np.random.default_rng(seed)
@@ -130,7 +134,9 @@ def test_streamed_threshold_equals_core_fit_on_all_scores(sparse: bool, seed: in
     for mat in (R, sp.csr_matrix(R)):
         core = CardinalityMatching().fit(mat, Yr)
         blocks = [sp.csr_matrix(mat[i:i + 13]) for i in range(0, 60, 13)]
-        got = CardinalityMatching().fit_blocks(blocks, n_rows=60, n_positive=int(Yr.sum()))
+        got = CardinalityMatching().fit_blocks(
+            blocks, n_rows=60, n_positive=int(Yr.sum()),
+            n_empty=int(np.count_nonzero(Yr.sum(axis=1) == 0)))
         assert got.threshold_ == core.threshold_
 
 

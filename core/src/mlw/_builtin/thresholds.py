@@ -17,7 +17,8 @@ def mlw_register_thresholds(register: Callable[[ThresholdSpec], None]) -> None:
                            "one cut-off on the scored set matching the training label density"))
     register(ThresholdSpec("cardinality", "mlw.thresholds:CardinalityMatching",
                            "one cut-off matching the training label cardinality on training "
-                           "scores; top label if none passes (LCIF)"))
+                           "scores; top label if none passes, unless the training data has empty "
+                           "label sets (LCIF)"))
     register(ThresholdSpec("one_threshold", "mlw.thresholds:OneThreshold",
                            "one cut-off maximising a metric (default micro-F1) on training "
                            "scores (Mulan's OneThreshold)"))

@@ -115,18 +115,20 @@ class CardinalityMatching(_Strategy):
 
     Parameters
     ----------
-    top_label : bool or "auto", default True
-        The top-label rule: on, off, or (``"auto"``) on only when at most
+    top_label : bool or "auto", default "auto"
+        The top-label rule: on, off, or (``"auto"``, the default) on only when at most
         :data:`EMPTY_SET_TOLERANCE` of the training instances have no label, so that a
         learner never predicts the empty set where it does not occur, and can where it
-        does (see :func:`resolve_top_label`).
+        does (see :func:`resolve_top_label`). LCIF's paper keeps the rule always on
+        because its benchmarks "very rarely (or even never)" have an empty label set:
+        ``"auto"`` is that rule wherever the premise holds.
 
     After ``fit``: ``threshold_``, ``top_label_`` (the rule in force),
     ``target_cardinality_``, ``search_`` (every (threshold, cardinality) evaluated) and
     ``cardinality_`` (at ``threshold_``).
     """
 
-    def __init__(self, *, top_label: bool | str = True) -> None:
+    def __init__(self, *, top_label: bool | str = "auto") -> None:
         self.top_label = top_label
 
     def fit(self, scores: Scores, Y: Any) -> CardinalityMatching:

@@ -133,11 +133,11 @@ class _LCIFBase(mlw.MultiLabelLearner):
         """The top-label rule the CV search applies (its threshold search replicates
         cardinality matching): the ``top_label`` of the learner's strategy when it has
         one (``True``, ``False`` or ``"auto"``, resolved on each fold's training part),
-        else on."""
+        else ``"auto"`` (the core's default)."""
         from mlw.learner import make_threshold
 
         strategy, _ = make_threshold(self.threshold)
-        return getattr(strategy, "top_label", True)
+        return getattr(strategy, "top_label", "auto")
 
     def _fit_threshold(self, X: Any, Y: Any) -> None:
         """A strategy that can learn from score blocks (the core's cardinality matching

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import mlw
 
 _COMMON = {
-    "threshold": "thresholding strategy (default: cardinality matching, top-label rule on)",
+    "threshold": "thresholding strategy (default: cardinality matching, top-label rule on "
+                 "unless over 1% of the training label sets are empty)",
     "cv": "if set, choose the hyper-parameters on the paper's grid by this many CV folds",
     "cv_metric": "metric the CV search maximises (accuracy, f1_example, f1_micro, "
                  "f1_macro, hamming_loss, subset_accuracy)",

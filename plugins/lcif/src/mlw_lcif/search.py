@@ -13,8 +13,8 @@ feature→label neighbourhoods are recomputed per fold (a cheap sparse pass).
 
 For each (k_ins, k_feat) the instance and feature confidences are dense matrices; a
 parallel numba kernel then scores every lambda: cardinality-matching threshold on
-the training part (the same search as ``mlw.thresholds.CardinalityMatching``, top-label
-rule on), metric on the held-out part.
+the training part (the same search as ``mlw.thresholds.CardinalityMatching``, with
+its top-label rule resolved on the fold's training part), metric on the held-out part.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
                            metric: str = "accuracy", n_folds: int = 10, seed: int = 0,
                            k_grid: Sequence[int] = tuple(range(1, 30, 2)),  # K_GRID
                            lam_grid: Sequence[float] | None = None,
-                           top_label: bool | str = True,
+                           top_label: bool | str = "auto",
                            feature_votes: str = "all") -> dict[str, Any]:
     """Choose (k_ins, k_feat, lam) by ``n_folds``-fold cross-validation.
 
