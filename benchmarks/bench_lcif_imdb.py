@@ -17,7 +17,17 @@ wall-clock times, each side's process CPU time for fit + predict (all its thread
 printed with its ratio: on a shared machine the wall-clock ratio moves with the other jobs'
 load, the CPU ratio less.
 
-    python benchmarks/bench_lcif_imdb.py [--k 15] [--cv 10] [--skip-peer]
+A second peer, ``sdtn``, is the instance part done with ``sparse_dot_topn`` (optional
+dependency, ``pip install sparse-dot-topn``; skipped with a note when absent): rows
+L2-normalised, ``sp_matmul_topn`` gives each test row its k most cosine-similar training
+rows and each of the same 20,000 sampled training rows its k + 1 (itself dropped),
+the similarity-weighted vote (conf_INS) scores the labels, and the core's cardinality
+matching fitted on the sampled rows' leave-one-out scores decides: the same work as
+``instance_knn`` at its defaults, on a general sparse-product library. The LCIF child
+also times ``feature_votes="neighbours"`` (the earlier reading of conf_FL), so the
+same run shows what the printed conf_FL costs.
+
+    python benchmarks/bench_lcif_imdb.py [--k 15] [--cv 10] [--peers sklearn,sdtn]
 
 ``--cv N`` also selects LCIF's (k_ins, k_feat, lambda) by N-fold CV on the training
 part (the paper's grid, cached neighbour lists) and reports the test quality with
@@ -27,6 +37,7 @@ them; the speed comparison always uses k_ins = k_feat = k.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -79,13 +90,19 @@ def part_lcif(k: int, lam: float, cv: int | None) -> dict:
     t = time.perf_counter()
     P_all = m_all.predict(Xte)
     pred_all_s = time.perf_counter() - t
+    t, c = time.perf_counter(), time.process_time()
+    m_nb = LCIF(k_ins=k, k_feat=k, lam=lam, feature_votes="neighbours").fit(Xtr, Ytr)
+    P_nb = m_nb.predict(Xte)
+    neighbours = {"total_s": time.perf_counter() - t, "cpu_s": time.process_time() - c,
+                  "threshold": m_nb.threshold_.threshold_,
+                  "metrics": mlw.evaluate(Yte, P_nb, metrics=METRICS)}
     all_rows = {"fit_s": fit_all_s, "predict_s": pred_all_s,
                 "threshold": m_all.threshold_.threshold_,
                 "metrics": mlw.evaluate(Yte, P_all, metrics=METRICS)}
     out = {"side": "lcif", "k": k, "lam": lam, "load_s": load_s, "fit_s": fit_s, "cpu_s": cpu_s,
            "predict_s": pred_s, "peak_mb": _peak_mb(), "peak_mb_after_load": mem_before,
            "threshold": m.threshold_.threshold_, "threshold_rows": m.threshold_rows_,
-           "all_rows": all_rows,
+           "all_rows": all_rows, "neighbours": neighbours,
            "binary_index": bool(m.index_.binary),
            "threading_layer": numba.threading_layer(), "threads": numba.get_num_threads(),
            "load_before": load_before, "load_after": os.getloadavg()[0],
@@ -123,6 +140,65 @@ def part_sklearn(k: int) -> dict:
             "load_after": os.getloadavg()[0], "metrics": mlw.evaluate(Yte, P, metrics=METRICS)}
 
 
+def part_sdtn(k: int, sample: int = 20000, seed: int = 0) -> dict:
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.preprocessing import normalize
+    from sparse_dot_topn import sp_matmul_topn
+
+    import mlw
+    from mlw.thresholds import CardinalityMatching
+
+    Xtr, Ytr, Xte, Yte, load_s = _load()
+    threads = os.cpu_count() or 1
+    sp_matmul_topn(sp.csr_matrix(Xte[:50], dtype=np.float64),
+                   sp.csr_matrix(Xtr[:200], dtype=np.float64).T.tocsr(), top_n=3)  # warm-up
+    load_before = os.getloadavg()[0]
+    t, c = time.perf_counter(), time.process_time()
+    A = normalize(sp.csr_matrix(Xtr, dtype=np.float64))
+    Bt = A.T.tocsr()
+    Yf = sp.csr_matrix(Ytr, dtype=np.float64)
+
+    def vote(C: sp.csr_matrix) -> sp.csr_matrix:
+        s = np.asarray(C.sum(axis=1)).ravel()
+        s[s == 0] = 1.0
+        return sp.diags(1.0 / s) @ (C @ Yf)
+
+    rows = np.sort(np.random.default_rng(seed).choice(Xtr.shape[0], size=sample,
+                                                      replace=False))
+    C = sp_matmul_topn(A[rows], Bt, top_n=k + 1, sort=True, n_threads=threads)
+    row_of = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
+    own = C.indices != rows[row_of]  # leave-one-out: drop the row itself, keep the order
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(row_of[own], minlength=C.shape[0]))])
+    C = _first_k(sp.csr_matrix((C.data[own], C.indices[own], ptr), shape=C.shape), k)
+    th = CardinalityMatching().fit(vote(C), sp.csr_matrix(Ytr[rows]))
+    fit_s = time.perf_counter() - t
+    t = time.perf_counter()
+    Q = normalize(sp.csr_matrix(Xte, dtype=np.float64))
+    Cte = sp_matmul_topn(Q, Bt, top_n=k, sort=True, n_threads=threads)
+    P = th.predict(vote(Cte))
+    pred_s = time.perf_counter() - t
+    cpu_s = time.process_time() - c
+    return {"side": "sdtn", "k": k, "load_s": load_s, "fit_s": fit_s, "predict_s": pred_s,
+            "cpu_s": cpu_s, "threads": threads, "threshold": th.threshold_,
+            "peak_mb": _peak_mb(), "load_before": load_before,
+            "load_after": os.getloadavg()[0], "metrics": mlw.evaluate(Yte, P, metrics=METRICS)}
+
+
+def _first_k(C, k: int):
+    """The first k entries of each row of a row-sorted CSR (``sort=True``: best first),
+    i.e. the k + 1 search minus the row itself (a row whose own entry was not among its
+    k + 1 keeps its best k)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    counts = np.diff(C.indptr)
+    rank = np.arange(C.nnz) - np.repeat(C.indptr[:-1], counts)
+    keep = rank < k
+    rows = np.repeat(np.arange(C.shape[0]), counts)[keep]
+    return sp.csr_matrix((C.data[keep], (rows, C.indices[keep])), shape=C.shape)
+
+
 def _child(args: list[str]) -> dict:
     res = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
     if res.returncode != 0:
@@ -136,8 +212,11 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=15)
     ap.add_argument("--lam", type=float, default=0.5)
     ap.add_argument("--cv", type=int, default=0)
-    ap.add_argument("--skip-peer", action="store_true")
-    ap.add_argument("--part", choices=["lcif", "sklearn"])
+    ap.add_argument("--skip-peer", action="store_true", help="no peer at all")
+    ap.add_argument("--peers", default="sklearn,sdtn",
+                    help="peers to run: sklearn (brute-force KNeighborsClassifier), sdtn "
+                         "(sparse_dot_topn instance kNN)")
+    ap.add_argument("--part", choices=["lcif", "sklearn", "sdtn"])
     a = ap.parse_args()
     if a.part == "lcif":
         print(json.dumps(part_lcif(a.k, a.lam, a.cv or None)))
@@ -145,10 +224,17 @@ def main() -> None:
     if a.part == "sklearn":
         print(json.dumps(part_sklearn(a.k)))
         return
+    if a.part == "sdtn":
+        print(json.dumps(part_sdtn(a.k)))
+        return
     ours = _child(["--part", "lcif", "--k", str(a.k), "--lam", str(a.lam), "--cv", str(a.cv)])
     rows = [ours]
-    if not a.skip_peer:
-        rows.append(_child(["--part", "sklearn", "--k", str(a.k)]))
+    peers = [] if a.skip_peer else [p for p in a.peers.split(",") if p]
+    if "sdtn" in peers and importlib.util.find_spec("sparse_dot_topn") is None:
+        print("sparse_dot_topn is not installed: the sdtn peer is skipped")
+        peers.remove("sdtn")
+    for peer in peers:
+        rows.append(_child(["--part", peer, "--k", str(a.k)]))
     print(f"IMDB: {N_TRAIN} train / {120919 - N_TRAIN} test, k={a.k}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; lcif: numba "
           f"{ours['threading_layer']} layer, {ours['threads']} threads, binary kernel "
@@ -167,13 +253,19 @@ def main() -> None:
           f"{al['fit_s']:.2f} s, predict {al['predict_s']:.2f} s, total "
           f"{al['fit_s'] + al['predict_s']:.2f} s, threshold {al['threshold']} (sampled: "
           f"{ours['threshold']}); " + ", ".join(f"{m}={al['metrics'][m]:.4f}" for m in METRICS))
-    if len(rows) == 2:
-        peer = rows[1]["fit_s"] + rows[1]["predict_s"]
+    nb = ours["neighbours"]
+    print(f"lcif, feature_votes='neighbours' (the earlier conf_FL): fit + predict "
+          f"{nb['total_s']:.2f} s, CPU {nb['cpu_s']:.2f} s (printed conf_FL: "
+          f"{ours['cpu_s']:.2f} s), threshold {nb['threshold']}; "
+          + ", ".join(f"{m}={nb['metrics'][m]:.4f}" for m in METRICS))
+    for r in rows[1:]:
+        peer = r["fit_s"] + r["predict_s"]
         ratio = peer / (ours["fit_s"] + ours["predict_s"])
         ratio_all = peer / (al["fit_s"] + al["predict_s"])
-        print(f"speed ratio sklearn / lcif (fit + predict): {ratio:.1f}x "
+        print(f"speed ratio {r['side']} / lcif (fit + predict): {ratio:.1f}x "
               f"(threshold from all rows: {ratio_all:.1f}x); CPU-time ratio "
-              f"{rows[1]['cpu_s'] / ours['cpu_s']:.1f}x (all threads of each process; "
+              f"{r['cpu_s'] / ours['cpu_s']:.2f}x (with the earlier conf_FL: "
+              f"{r['cpu_s'] / nb['cpu_s']:.2f}x; all threads of each process, "
               f"less sensitive to the other jobs on the machine)")
     if a.cv:
         print(f"CV ({a.cv} folds, accuracy) took {ours['cv_s']:.0f} s, selected "
