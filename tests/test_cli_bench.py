@@ -152,6 +152,8 @@ def test_a_learner_scored_on_some_metrics_does_not_empty_the_others(tmp_path) ->
     md = (tmp_path / "report" / "report.md").read_text()
     hamming = md.split("### hamming_loss")[1].split("###")[0]
     assert "only_f1" not in hamming and "average rank" in hamming
+    # two datasets, two learners: Demsar's rule of thumb (N > 10, k > 5) is stated
+    assert "N = 2, k = 2" in hamming and "indicative" in hamming
     assert (tmp_path / "report" / "cd-hamming_loss.png").is_file()
     overview = md.split("### Average ranks")[1].split("###")[0]
     assert re.search(r"\| only_f1 \| \d\.\d\d \| - \|", overview), overview

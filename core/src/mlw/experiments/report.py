@@ -89,6 +89,12 @@ def _stats_lines(s: MetricSummary) -> list[str]:
             f"({_p(f.p_value)}), Iman-Davenport F_F = {_num(f.iman_davenport)} "
             f"({_p(f.iman_davenport_p)}): {verdict} at α = {s.alpha:g}; "
             f"Nemenyi CD = {s.cd:.2f}.")
+        if f.n_datasets <= 10 or len(s.learners) <= 5:
+            # Demsar (2006), Sec. 3.2.2: the chi-square approximation holds for N > 10
+            # and k > 5; with fewer, the verdict is indicative only
+            lines.append(f"Few datasets or learners (N = {f.n_datasets}, k = "
+                         f"{len(s.learners)}): the tests' approximations need N > 10 and "
+                         f"k > 5 (Demšar 2006), so read the verdict as indicative.")
     elif len(s.learners) >= 2:
         lines.append("Friedman test: needs at least two datasets with every learner.")
     if s.control is not None and s.win_tie_loss:
