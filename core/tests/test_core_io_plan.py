@@ -76,3 +76,27 @@ def test_generated_splits_are_written_as_one_mulan_dataset(tmp_path) -> None:
                                                "toy-validation.arff", "toy.xml"]
     back = mlw.load_dataset(str(folder / "toy-validation.arff"))
     assert back.n_instances == 4 and back.label_names == ["a", "b"]
+
+
+def test_label_columns_by_name_or_count_for_files(tmp_path) -> None:
+    import polars as pl
+
+    frame = pl.DataFrame({"f1": [0.1, 0.5, 0.2, 0.9] * 3, "f2": [1.0, 0.0, 2.0, 1.0] * 3,
+                          "a": [1, 0, 1, 0] * 3, "b": [0, 1, 1, 0] * 3})
+    frame.write_csv(tmp_path / "t.csv")
+    last = mlw.plan_data(str(tmp_path / "t.csv"), cv=2, n_labels=-2)
+    assert list(last.train.label_names) == ["a", "b"] and last.train.n_features == 2
+    named = mlw.plan_data(str(tmp_path / "t.csv"), test=str(tmp_path / "t.csv"),
+                          labels="b,a")
+    assert list(named.train.label_names) == ["b", "a"]
+    assert list(named.test.label_names) == ["b", "a"]  # the test file too
+    with pytest.raises(ValueError, match="not both"):
+        mlw.plan_data(str(tmp_path / "t.csv"), labels=["a"], n_labels=1)
+    with pytest.raises(ValueError, match="non-zero integer"):
+        mlw.plan_data(str(tmp_path / "t.csv"), n_labels=0)
+    with pytest.raises(ValueError, match="named twice"):
+        mlw.plan_data(str(tmp_path / "t.csv"), labels="a,a")
+    with pytest.raises(ValueError, match="generated dataset"):
+        mlw.plan_data("synthetic:labels=4", n_labels=2)
+    with pytest.raises(ValueError, match="--labels NAME,... or --n-labels N"):
+        mlw.plan_data(str(tmp_path / "t.csv"))

@@ -47,3 +47,18 @@ def test_parse_params_names_the_unknown_key_with_suggestions() -> None:
     with pytest.raises(ValueError, match="learner 'x': parameter k is given twice"):
         parse_params("learner 'x'", KNOWN, ["k=1", "k=2"])
     assert parse_params("learner 'x'", KNOWN, ["threshold=a=b"]) == {"threshold": "a=b"}
+
+
+def test_nested_base_parameters_collect_into_the_params_dict() -> None:
+    from mlw.params import parse_params
+
+    known = {"base_estimator": None, "base_params": None, "k": 1}
+    got = parse_params("learner 'x'", known, ["base__C=10", "base__penalty=l1",
+                                              "base__fit_intercept=false", "k=3"])
+    assert got == {"base_params": {"C": 10, "penalty": "l1", "fit_intercept": False}, "k": 3}
+    with pytest.raises(ValueError, match="given twice"):
+        parse_params("learner 'x'", known, ["base__C=1", "base__C=2"])
+    with pytest.raises(ValueError, match="either whole or"):
+        parse_params("learner 'x'", known, ['base_params={"C": 1}', "base__tol=2"])
+    with pytest.raises(ValueError, match="has no parameter 'other__C'"):
+        parse_params("learner 'x'", known, ["other__C=1"])

@@ -22,9 +22,9 @@ import typer
 
 import mlw
 from mlw.files import check_output_path
-from mlw.io.bundled import DEFAULT_DATA
+from mlw.io.bundled import BUNDLED, DEFAULT_DATA
+from mlw_cli.help import FastHelpGroup, complete, registry_help
 from mlw_cli.output import (
-    OneLineErrorsGroup,
     eprint,
     err,
     escape_markup,
@@ -35,13 +35,14 @@ from mlw_cli.output import (
 )
 
 app = typer.Typer(
-    cls=OneLineErrorsGroup,
+    cls=FastHelpGroup,
     name="mlw",
     help="mlw: a workbench for multi-label classification.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -118,7 +119,8 @@ def _learner_dict(name: str, spec: Any, *, listing: bool = False) -> dict[str, A
 
 @app.command("learners")
 def learners(
-    name: Annotated[str | None, typer.Argument(help="Show one learner's parameters.")] = None,
+    name: Annotated[str | None, typer.Argument(help="Show one learner's parameters.",
+                                               autocompletion=complete("learner"))] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Registered learners, or one learner's parameters with defaults and documentation."""
@@ -261,6 +263,29 @@ def _metrics_table(result: Any) -> Any:
     return table
 
 
+def _per_label_table(result: Any) -> Any:
+    """Each label's row of ``result.per_label`` (fold means with ``--cv``)."""
+    from rich.table import Table
+
+    frame = result.per_label
+    cv = result.kind == "cv"
+    table = Table(title="per label" + (" (fold means)" if cv else ""), title_justify="left")
+    for column in frame.columns:
+        table.add_column(column, justify="left" if column == "label" else "right")
+    for row in frame.iter_rows():
+        cells = [escape_markup(str(row[0]))]
+        for column, value in zip(frame.columns[1:], row[1:], strict=True):
+            if value is None or value != value:
+                cells.append("-")
+            elif column in ("support", "predicted") and not cv:
+                cells.append(f"{int(value)}")
+            else:
+                cells.append(f"{value:.4f}" if column not in ("support", "predicted")
+                             else f"{value:.1f}")
+        table.add_row(*cells)
+    return table
+
+
 def _model_text(model: Any, data: Any) -> str:
     """``model.to_text()``, given the dataset's feature and label names when it takes
     ``feature_names`` / ``label_names`` keywords."""
@@ -280,24 +305,54 @@ _COMPILING = ("note: compiling numba kernels for their first use (once after ins
               "compile_seconds, not in fit_seconds)")
 
 
-@app.command("fit")
+@app.command("fit", cls=registry_help(learner="learner", threshold="threshold",
+                                       metrics="metric"))
 def fit(
-    learner: Annotated[str, typer.Option("--learner", "-l", help="Registered learner name.")],
-    data: Annotated[str, typer.Option("--data", "-d", help="Bundled dataset name, a file, "
-                                      "or a generator spec NAME:key=value,...")] = DEFAULT_DATA,
+    learner: Annotated[str, typer.Option("--learner", "-l", help="Registered learner name "
+                                         "(parameters: mlw learners NAME).",
+                                         autocompletion=complete("learner"))],
+    data: Annotated[str, typer.Option("--data", "-d", help="A bundled dataset ("
+                                      + ", ".join(sorted(BUNDLED)) + "), DIR/NAME of a "
+                                      "NAME-train/-test.arff pair, a data file (ARFF, "
+                                      "XC, CSV, Parquet), or a generator spec "
+                                      "NAME:key=value,...")] = DEFAULT_DATA,
     test: Annotated[str | None, typer.Option("--test", "-t",
                                              help="Test file: hold-out evaluation.")] = None,
     cv: Annotated[int | None, typer.Option("--cv", help="K-fold cross-validation "
-                                           "(iterative stratification).")] = None,
+                                           "(iterative stratification), K >= 2; a file "
+                                           "without --test gets 10.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the CV folds and of the "
                                       "learner's random_state/seed.")] = 0,
-    param: Annotated[list[str] | None, typer.Option("--param", "-p",
-                                                    help="Learner parameter key=value "
-                                                    "(repeatable).")] = None,
-    threshold: Annotated[str | None, typer.Option("--threshold",
-                                                  help="Thresholding strategy.")] = None,
-    metrics: Annotated[str | None, typer.Option("--metrics", "-m",
-                                                help="Comma-separated metric names.")] = None,
+    labels: Annotated[str | None, typer.Option("--labels", metavar="NAME,...",
+                                               help="The label columns by name, in order "
+                                               "(CSV, Parquet, or ARFF to override its "
+                                               "XML or -C).")] = None,
+    n_labels: Annotated[int | None, typer.Option("--n-labels", metavar="N",
+                                                 help="The label columns by count: the "
+                                                 "first N, or with -N the last N (MEKA's "
+                                                 "-C).")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="KEY=VALUE",
+                                                    help="Learner parameter (repeatable); "
+                                                    "base__NAME=VALUE sets a parameter of "
+                                                    "the base classifier.")] = None,
+    threshold: Annotated[str | None, typer.Option("--threshold", metavar="NAME[:OPTIONS]",
+                                                  help="Thresholding strategy (default: "
+                                                  "the learner's).",
+                                                  autocompletion=complete("threshold")
+                                                  )] = None,
+    metrics: Annotated[str | None, typer.Option("--metrics", "-m", metavar="A,B,...",
+                                                help="Metrics to compute, comma-separated "
+                                                "(default: all the learner's outputs "
+                                                "allow).",
+                                                autocompletion=complete(
+                                                    "metric", comma_separated=True)
+                                                )] = None,
+    per_label: Annotated[bool, typer.Option("--per-label", help="Also each label's "
+                                            "precision, recall, F1, specificity, AUC and "
+                                            "average precision (table and JSON).")] = False,
+    out: Annotated[str | None, typer.Option("--out", "-o", metavar="FILE",
+                                            help="Write the fold-level results (one row "
+                                            "per fold) to a .parquet or .csv file.")] = None,
     save: Annotated[str | None, typer.Option("--save", help="Write the fitted model "
                                              "to this file.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -309,6 +364,7 @@ def fit(
     with handle_errors(as_json):
         from mlw.jit import compile_timer
         from mlw.params import parse_params
+        from mlw.results import check_results_path
 
         spec = mlw.plugins.get_plugin_manager().learner(learner)
         params = parse_params(f"learner {learner!r}", spec.signature_params(), param or [])
@@ -325,10 +381,19 @@ def fit(
             if not Path(save).parent.is_dir():
                 raise FileNotFoundError(f"--save {save}: folder {Path(save).parent} does not "
                                         f"exist")
-        plan = mlw.plan_data(data, test=test, cv=cv)
-        if save is not None:  # before fitting: never destroy an input
-            check_output_path(save, _input_files(data=plan.train, test=plan.test),
-                              option="--save")
+        if out is not None:
+            check_results_path(out, "--out")
+            check_output_path(out, {f"the --data file {data}": data,
+                                    f"the --test file {test}": test}, option="--out")
+        plan = mlw.plan_data(data, test=test, cv=cv, labels=labels, n_labels=n_labels)
+        inputs = _input_files(data=plan.train, test=plan.test)
+        for path, option in ((save, "--save"), (out, "--out")):
+            if path is not None:  # before fitting: never destroy an input
+                check_output_path(path, inputs, option=option)
+        if out is not None:
+            from mlw.results import per_label_path
+
+            check_output_path(per_label_path(out), inputs, option="--out")
         if plan.note:
             eprint(f"note: {plan.note}")
         keep = save is not None or show_model
@@ -339,12 +404,14 @@ def fit(
                     result = mlw.cross_validate(estimator, plan.train, k=plan.k or 10,
                                                 seed=seed, metrics=setup.metrics,
                                                 progress=cb, threshold=threshold,
-                                                refit=keep)
+                                                refit=keep, per_label=per_label)
             else:
                 assert plan.test is not None
                 with err().status(f"fitting {learner} on {plan.train.name}"):
                     result = mlw.holdout(estimator, plan.train, plan.test, setup.metrics,
-                                         threshold=threshold)
+                                         threshold=threshold, per_label=per_label)
+        if out is not None:
+            _write_results(out, learner, data, threshold, setup, plan, result)
         _report_fit(learner, setup, plan, result, seed=seed, save=save,
                     show_model=show_model, as_json=as_json)
 
@@ -359,6 +426,23 @@ def _input_files(**datasets: Any) -> dict[str, str]:
             for f in source_files(ds.provenance):
                 out.setdefault(f"the --{option} file {f}", f)
     return out
+
+
+def _write_results(out: str, learner: str, data: str, threshold: str | None, setup: Any,
+                   plan: Any, result: Any) -> None:
+    """The fold-level records (and per-label records, beside them) of ``--out``."""
+    from mlw.jsonsafe import dumps
+    from mlw.results import per_label_path, write_records
+
+    context = {"learner": learner, "dataset": plan.dataset, "source": data,
+               "threshold": threshold,
+               "params": dumps(setup.learner.get_params(deep=False), sort_keys=True),
+               "n_features": plan.train.n_features, "n_labels": plan.train.n_labels}
+    written = [write_records(result.records(**context), out)]
+    rows = result.per_label_records(learner=learner, dataset=plan.dataset)
+    if rows:
+        written.append(write_records(rows, per_label_path(out)))
+    eprint(f"wrote {', '.join(str(p) for p in written)}")
 
 
 def _report_fit(learner: str, setup: Any, plan: Any, result: Any, *, seed: int,
@@ -410,6 +494,8 @@ def _report_fit(learner: str, setup: Any, plan: Any, result: Any, *, seed: int,
         caption += f"; compiling kernels took {result.compile_seconds:.1f} s (first use)"
     out.print(f"{learner} on {plan.dataset}: {how}", markup=False)
     out.print(_metrics_table(result))
+    if result.per_label is not None:
+        out.print(_per_label_table(result))
     out.print(caption, markup=False)
     if text is not None:
         results().write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
@@ -459,7 +545,8 @@ def predict(
                                            "ignore_unknown_options": True})
 def generate(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Registered generator (see mlw datasets).")],
+    name: Annotated[str, typer.Argument(help="Registered generator (see mlw datasets).",
+                                        autocompletion=complete("generator"))],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the Mulan files "
                                       "(NAME-<split>.arff and NAME.xml) into.")],
     seed: Annotated[int, typer.Option("--seed", help="Seed: the same seed gives the same "

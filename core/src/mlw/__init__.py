@@ -82,7 +82,7 @@ _LAZY: dict[str, str] = {
 _SUBMODULES = frozenset({
     "api", "dataset", "evaluation", "experiments", "files", "hookspecs", "io", "jit", "jsonsafe", "learner",
     "metrics", "model_selection", "neighbors", "params", "persistence", "plugins",
-    "prediction", "registry",
+    "prediction", "registry", "results",
     "thresholds", "validation",
 })
 

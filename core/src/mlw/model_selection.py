@@ -201,12 +201,15 @@ class FoldResult:
     n_test: int
     fold: int | None = None
     compile_seconds: float = 0.0
+    per_label: Any = field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.fold is None else {"fold": self.fold}
         out.update(n_train=self.n_train, n_test=self.n_test, metrics=dict(self.metrics),
                    fit_seconds=self.fit_seconds, predict_seconds=self.predict_seconds,
                    compile_seconds=self.compile_seconds)
+        if self.per_label is not None:
+            out["per_label"] = self.per_label.to_dicts()
         return out
 
 
@@ -219,7 +222,9 @@ class EvaluationResult:
     ``model`` is the fitted learner of a hold-out, or, after cross-validation with
     ``refit=True``, the learner refitted on the whole dataset (``None`` otherwise: the
     per-fold clones are discarded). ``decision`` says how the label sets were decided
-    (see :func:`prepare_evaluation`).
+    (see :func:`prepare_evaluation`). With ``per_label=True`` (:func:`holdout`,
+    :func:`cross_validate`) each fold has a per-label table and :attr:`per_label` is
+    their mean.
     """
 
     folds: list[FoldResult]
@@ -243,12 +248,67 @@ class EvaluationResult:
             "fit_seconds": self.fit_seconds, "predict_seconds": self.predict_seconds,
             "compile_seconds": self.compile_seconds, "decision": self.decision,
         }
+        per_label = self.per_label
+        if per_label is not None:
+            out["per_label"] = per_label.to_dicts()
         if self.kind == "cv":
             out["seed"] = self.seed
             out["folds"] = [f.as_dict() for f in self.folds]
         if self.refit_seconds is not None:
             out["refit_seconds"] = self.refit_seconds
         return out
+
+    def records(self, **context: Any) -> list[dict[str, Any]]:
+        """One flat record per fold (the fold-level results of ``mlw fit --out``):
+        ``context`` first (``learner``, ``dataset``, ...), then ``evaluation``,
+        ``n_folds``, ``fold``, ``seed``, ``decision``, ``n_train``, ``n_test``,
+        ``fit_seconds``, ``predict_seconds``, ``compile_seconds`` and one
+        ``metric_<name>`` per metric (the column names of the ``mlw bench`` store)."""
+        evaluation = "holdout" if self.kind == "holdout" else "cv"
+        out = []
+        for i, f in enumerate(self.folds):
+            record: dict[str, Any] = dict(context)
+            record.update(evaluation=evaluation, n_folds=len(self.folds),
+                          fold=f.fold if f.fold is not None else i, seed=self.seed,
+                          decision=self.decision, n_train=f.n_train, n_test=f.n_test,
+                          fit_seconds=f.fit_seconds, predict_seconds=f.predict_seconds,
+                          compile_seconds=f.compile_seconds)
+            record.update({f"metric_{k}": v for k, v in f.metrics.items()})
+            out.append(record)
+        return out
+
+    def per_label_records(self, **context: Any) -> list[dict[str, Any]]:
+        """One flat record per fold and label (``context``, ``fold``, then the columns
+        of :func:`mlw.evaluate` with ``per_label=True``); empty without per-label
+        results."""
+        out = []
+        for i, f in enumerate(self.folds):
+            if f.per_label is None:
+                continue
+            fold = f.fold if f.fold is not None else i
+            out += [{**context, "fold": fold, **row} for row in f.per_label.to_dicts()]
+        return out
+
+    @property
+    def per_label(self) -> Any:
+        """The per-label table (polars DataFrame, one row per label, the columns of
+        :func:`mlw.evaluate` with ``per_label=True``) of a hold-out, or for
+        cross-validation each column's mean over the folds where it is defined
+        (``support`` and ``predicted`` too: per-fold means); ``None`` unless the
+        evaluation was asked for per-label results."""
+        tables = [f.per_label for f in self.folds if f.per_label is not None]
+        if not tables:
+            return None
+        if len(tables) == 1:
+            return tables[0]
+        import polars as pl
+
+        joined = pl.concat([t.with_row_index("_row") for t in tables])
+        value_columns = [c for c in tables[0].columns if c != "label"]
+        return (joined.with_columns(pl.col(value_columns).cast(pl.Float64).fill_nan(None))
+                .group_by("_row", maintain_order=True)
+                .agg(pl.col("label").first(), *[pl.col(c).mean() for c in value_columns])
+                .sort("_row").drop("_row").fill_null(float("nan")))
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -300,8 +360,19 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
     ``threshold``, a *fitted* thresholding strategy, replaces the learner's own label
     sets: the label-set metrics then score ``threshold.predict(predict_proba(X))``.
     """
-    start = time.perf_counter()
-    with learner_call(model, "predict"):
+    values, seconds, _ = _evaluate_fitted(model, X, Y, metrics, threshold=threshold)
+    return values, seconds
+
+
+def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, *,
+                     threshold: Any = None, per_label: bool = False,
+                     label_names: Any = None) -> tuple[dict[str, float], float, Any]:
+    """:func:`evaluate_fitted`, and the per-label table when ``per_label``. The seconds
+    are those of the predictions alone: neither the metrics nor numba compiling."""
+    from mlw.jit import compile_timer
+
+    with compile_timer() as compiling, learner_call(model, "predict"):
+        start = time.perf_counter()
         if threshold is not None:
             scores = _scores_of(model, X)
             if scores is None:
@@ -313,12 +384,15 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
         else:
             Y_pred, scores = model.predict(X), _scores_of(model, X)
         log_proba = model.log_proba_of(X, Y) if hasattr(model, "log_proba_of") else None
-    seconds = time.perf_counter() - start
+        seconds = max(time.perf_counter() - start - compiling.seconds, 0.0)
     n_labels = getattr(Y, "shape", (None, None))[1]
     check_outputs(model, X.shape[0], n_labels, Y_pred=Y_pred, scores=scores,
                   log_proba=log_proba)
     names = None if metrics is None else list(metrics)
-    return evaluate(Y, Y_pred, scores=scores, metrics=names, log_proba=log_proba), seconds
+    values = evaluate(Y, Y_pred, scores=scores, metrics=names, log_proba=log_proba)
+    table = evaluate(Y, Y_pred, scores=scores, per_label=True,
+                     label_names=label_names) if per_label else None
+    return values, seconds, table
 
 
 @dataclass
@@ -334,12 +408,15 @@ class EvaluationSetup:
         own joint decision, or ``None``
     decision : how label sets are decided, in words (``"threshold cardinality"``,
         ``"joint"``, ``"pcut on the marginals"``), for reports
+    per_label : also compute each fold's per-label table
+        (:func:`mlw.evaluate` with ``per_label=True``)
     """
 
     learner: Any
     metrics: list[str] | None
     evaluation_threshold: Any = None
     decision: str = ""
+    per_label: bool = False
 
 
 def _tags(learner: Any) -> LearnerTags:
@@ -359,7 +436,7 @@ def _strategy_name(choice: Any) -> str:
 
 
 def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
-                       threshold: Any = None) -> EvaluationSetup:
+                       threshold: Any = None, *, per_label: bool = False) -> EvaluationSetup:
     """Check an evaluation before any fit, so a mistake costs nothing.
 
     - every metric name is registered (:class:`mlw.UnknownNameError` with suggestions);
@@ -372,6 +449,8 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
       evaluation scores the strategy, fitted on each training part, on its marginals
       (MEKA's way of scoring a joint learner with Pcut); a joint learner without
       scores cannot take one (``ValueError``).
+
+    ``per_label=True`` asks every fold for its per-label table too.
 
     Examples
     --------
@@ -417,7 +496,7 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
         decision = f"threshold {_strategy_name(params['threshold'])}"
     else:
         decision = "predict"
-    return EvaluationSetup(learner, names, evaluation_threshold, decision)
+    return EvaluationSetup(learner, names, evaluation_threshold, decision, bool(per_label))
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -455,10 +534,12 @@ def fit_and_evaluate(setup: EvaluationSetup, train: Dataset, test: Dataset, *,
         return fit_threshold(threshold, training_scores, train.Y)
 
     strategy, fit_seconds, compile_fit = _timed(fit)
-    (values, _), predict_seconds, compile_predict = _timed(
-        lambda: evaluate_fitted(model, test.X, test.Y, setup.metrics, threshold=strategy))
+    (values, predict_seconds, table), _, compile_predict = _timed(
+        lambda: _evaluate_fitted(model, test.X, test.Y, setup.metrics, threshold=strategy,
+                                 per_label=setup.per_label,
+                                 label_names=list(test.label_names)))
     return FoldResult(values, fit_seconds, predict_seconds, train.n_instances,
-                      test.n_instances, fold, compile_fit + compile_predict), model
+                      test.n_instances, fold, compile_fit + compile_predict, table), model
 
 
 def align_test(train: Dataset, test: Dataset) -> Dataset:
@@ -486,7 +567,7 @@ def _check_compatible(train: Dataset, test: Dataset) -> None:
 
 def holdout(learner: Any, train: Dataset, test: Dataset,
             metrics: Iterable[str] | None = None, *,
-            threshold: Any = None) -> EvaluationResult:
+            threshold: Any = None, per_label: bool = False) -> EvaluationResult:
     """Fit a clone of ``learner`` on ``train`` and evaluate it on ``test``.
 
     Everything is checked before the fit (:func:`prepare_evaluation`: metric names and
@@ -497,10 +578,10 @@ def holdout(learner: Any, train: Dataset, test: Dataset,
     :class:`mlw.PluginError` naming its plugin. Returns an :class:`EvaluationResult`
     with one fold; its ``model`` is the
     fitted clone. ``metrics=None`` computes every registered metric the learner's
-    outputs allow (label sets, scores, joint log-probabilities). ``threshold``: as in
-    :func:`cross_validate`.
+    outputs allow (label sets, scores, joint log-probabilities). ``threshold`` and
+    ``per_label``: as in :func:`cross_validate`.
     """
-    setup = prepare_evaluation(learner, metrics, threshold)
+    setup = prepare_evaluation(learner, metrics, threshold, per_label=per_label)
     test = align_test(train, test)
     result, model = fit_and_evaluate(setup, train, test)
     return EvaluationResult([result], "holdout", model=model, decision=setup.decision)
@@ -519,7 +600,8 @@ def cv_splits(dataset: Dataset, k: int = 10, seed: int | None = 0
 def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None = 0,
                    metrics: Iterable[str] | None = None,
                    progress: Callable[[int, int], None] | None = None, *,
-                   threshold: Any = None, refit: bool = False) -> EvaluationResult:
+                   threshold: Any = None, refit: bool = False,
+                   per_label: bool = False) -> EvaluationResult:
     """k-fold cross-validation with iterative stratification.
 
     Everything is checked before the first fit (:func:`prepare_evaluation`). Each fold
@@ -547,12 +629,16 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None
     refit : bool, default False
         After the folds, fit the learner on the whole dataset: ``result.model``
         (``result.refit_seconds``), e.g. to save it.
+    per_label : bool, default False
+        Also compute each fold's per-label table (:func:`mlw.evaluate` with
+        ``per_label=True``, named by the dataset's labels): ``result.per_label`` (fold
+        means) and ``result.folds[j].per_label``.
 
     Returns
     -------
     EvaluationResult with one :class:`FoldResult` per fold (metrics are fold means).
     """
-    setup = prepare_evaluation(learner, metrics, threshold)
+    setup = prepare_evaluation(learner, metrics, threshold, per_label=per_label)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise ValueError(f"k must be an integer of at least 2, got {k!r}")
     results: list[FoldResult] = []

@@ -68,21 +68,52 @@ def parse_value(key: str, text: str, default: Any) -> Any:
 def parse_params(owner: str, known: Mapping[str, Any], items: Iterable[str]) -> dict[str, Any]:
     """``["k=10", "threshold=pcut"]`` -> ``{"k": 10, "threshold": "pcut"}``, typed by the
     defaults in ``known``; an unknown or repeated key is a ``ValueError`` naming it and
-    ``owner`` (``"learner 'br'"``, ``"generator 'synthetic'"``)."""
+    ``owner`` (``"learner 'br'"``, ``"generator 'synthetic'"``).
+
+    Nested parameters: ``PREFIX__name=value`` sets ``name`` in the dict parameter
+    ``PREFIX_params`` when ``known`` has one (``base__C=10`` -> ``base_params={"C":
+    10}``: the base classifier's parameters of the baseline learners); the value is
+    read as JSON if it is JSON (``10``, ``true``, ``[1, 2]``), else as text.
+
+    Examples
+    --------
+    >>> parse_params("learner 'br'", {"base_estimator": None, "base_params": None},
+    ...              ["base_estimator=sklearn.svm.LinearSVC", "base__C=10"])
+    {'base_estimator': 'sklearn.svm.LinearSVC', 'base_params': {'C': 10}}
+    """
     out: dict[str, Any] = {}
+    whole: set[str] = set()
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()
         if not sep or not key:
             raise ValueError(f"{owner}: expected key=value, got {item!r}")
+        prefix, nested, inner = key.partition("__")
+        if nested and f"{prefix}_params" in known and key not in known:
+            if not inner.isidentifier():
+                raise ValueError(f"{owner}: {key!r} names no parameter after "
+                                 f"{prefix}__")
+            group = out.setdefault(f"{prefix}_params", {})
+            if f"{prefix}_params" in whole or not isinstance(group, dict):
+                raise ValueError(f"{owner}: give {prefix}_params either whole or as "
+                                 f"{prefix}__name=value items, not both")
+            if inner in group:
+                raise ValueError(f"{owner}: parameter {key} is given twice")
+            group[inner] = parse_value(key, text, None)
+            continue
         if key not in known:
             close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
             raise ValueError(f"{owner} has no parameter {key!r}{hint} "
                              f"(parameters: {', '.join(known) or 'none'})")
         if key in out:
-            raise ValueError(f"{owner}: parameter {key} is given twice")
+            what = f"parameter {key} is given twice" if not isinstance(out[key], dict) or \
+                not key.endswith("_params") else (f"give {key} either whole or as "
+                                                  f"{key[:-len('_params')]}__name=value "
+                                                  f"items, not both")
+            raise ValueError(f"{owner}: {what}")
         out[key] = parse_value(key, text, known[key])
+        whole.add(key)
     return out
 
 

@@ -144,7 +144,8 @@ def select_labels(header: ArffHeader, path: Path, *, xml: str | Path | bool | No
                                  "the relation name says -C"), note
     raise DataFormatError(path, None, "cannot tell which attributes are labels: no Mulan XML "
                                       "beside the file and no '-C N' in the relation name "
-                                      "(pass xml=, n_labels= or label_columns=)")
+                                      "(pass xml=, n_labels= or label_columns=; mlw fit: "
+                                      "--labels NAME,... or --n-labels N)")
 
 
 # -- data ------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def _label_names(columns: list[str], path: Path, n_labels: int | None,
                                            f"columns")
         return columns[:c] if c > 0 else columns[c:]
     raise ValueError(f"{path.name}: say which columns are labels: pass label_columns=[...] "
-                     f"or n_labels=N")
+                     f"or n_labels=N (mlw fit: --labels NAME,... or --n-labels N)")
 
 
 def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = None,

@@ -81,24 +81,127 @@ DEFAULT_SHORTCUT = "logistic_regression"
 
 
 
-def resolve_base_estimator(spec: Any, random_state: int | None) -> Any:
-    """An unfitted estimator from a ``base_estimator`` parameter value.
+def _import_classifier(path: str) -> Any:
+    """The class a dotted path names (``"sklearn.svm.LinearSVC"``), checked to be a
+    scikit-learn classifier. Only paths given by the user (a parameter, the command
+    line) come here: a model file stores the fitted classifiers, never a path to import
+    when it is loaded."""
+    import importlib
+    import inspect
 
-    Raises ``ValueError`` (one line, listing the shortcuts) for an unknown string or an
-    object without ``fit``.
+    from sklearn.base import is_classifier, is_regressor
+
+    module_name, _, attr = path.rpartition(".")
+    if not module_name or not all(p.isidentifier() for p in path.split(".")):
+        raise ValueError(f"base_estimator {path!r} is neither a shortcut ("
+                         f"{', '.join(SHORTCUTS)}) nor a dotted path such as "
+                         f"sklearn.svm.LinearSVC")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"base_estimator {path!r}: cannot import {module_name} "
+                         f"({type(exc).__name__}: {exc})") from None
+    cls = getattr(module, attr, None)
+    if cls is None:
+        import difflib
+
+        close = difflib.get_close_matches(attr, [n for n in dir(module)
+                                                 if not n.startswith("_")], n=3)
+        hint = f"; did you mean {', '.join(f'{module_name}.{c}' for c in close)}?" \
+            if close else ""
+        raise ValueError(f"base_estimator {path!r}: module {module_name} has no "
+                         f"{attr}{hint}")
+    if not inspect.isclass(cls):
+        raise ValueError(f"base_estimator {path!r} is not a class but a "
+                         f"{type(cls).__name__}; give a scikit-learn classifier class")
+    try:
+        instance = cls()
+    except Exception as exc:
+        raise ValueError(f"base_estimator {path!r} cannot be built without arguments "
+                         f"({type(exc).__name__}: {exc})") from None
+    if not (hasattr(instance, "fit") and hasattr(instance, "get_params")
+            and is_classifier(instance)):
+        if not (hasattr(instance, "fit") and hasattr(instance, "get_params")):
+            what = "not a scikit-learn estimator"
+        elif is_regressor(instance):
+            what = "a regressor"
+        elif hasattr(instance, "transform"):
+            what = "a transformer"
+        else:
+            what = "not tagged as a classifier"
+        raise ValueError(f"base_estimator {path!r} is not a classifier ({what}); give a "
+                         f"scikit-learn classifier such as sklearn.svm.LinearSVC")
+    return instance
+
+
+def _set_base_params(estimator: Any, params: dict[str, Any], where: str) -> Any:
+    """``estimator.set_params(**params)``, where a name the estimator lacks goes to the
+    last step of a pipeline (``C`` of the ``logistic_regression`` shortcut is its
+    ``LogisticRegression``'s); an unknown name is a one-line ``ValueError``."""
+    if not params:
+        return estimator
+    valid = estimator.get_params(deep=True)
+    routed: dict[str, Any] = {}
+    for name, value in params.items():
+        if name in valid:
+            routed[name] = value
+            continue
+        if isinstance(estimator, Pipeline):
+            last, step = estimator.steps[-1]
+            if name in step.get_params(deep=True):
+                routed[f"{last}__{name}"] = value
+                continue
+            valid = step.get_params(deep=False)
+        else:
+            valid = estimator.get_params(deep=False)
+        import difflib
+
+        close = difflib.get_close_matches(name, list(valid), n=3)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        raise ValueError(f"base_params: {where} has no parameter {name!r} ({hint}"
+                         f"parameters: {', '.join(sorted(valid))})")
+    return estimator.set_params(**routed)
+
+
+def resolve_base_estimator(spec: Any, random_state: int | None,
+                           params: dict[str, Any] | None = None) -> Any:
+    """An unfitted estimator from a ``base_estimator`` parameter value, with the
+    learner's ``base_params`` set on it.
+
+    ``spec``: ``None`` (the default shortcut), a shortcut name, a dotted path to a
+    scikit-learn classifier class (``"sklearn.svm.LinearSVC"``, built without
+    arguments, given ``random_state`` when it takes one and ``params`` do not set it),
+    or an estimator object (cloned). ``params``: parameters of the classifier
+    (``{"C": 10}``), set with ``set_params``; on a pipeline, a name the pipeline lacks
+    goes to its last step.
+
+    Raises ``ValueError`` (one line) for an unknown shortcut, a path that does not
+    import or names no classifier, an object without ``fit``, or an unknown parameter.
     """
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(f"base_params must be a dict of the base classifier's "
+                         f"parameters, got {type(params).__name__}")
+    params = dict(params or {})
     if spec is None:
         spec = DEFAULT_SHORTCUT
     if isinstance(spec, str):
         key = spec.strip().lower().replace("-", "_")
-        if key not in SHORTCUTS:
+        if key in SHORTCUTS:
+            return _set_base_params(SHORTCUTS[key](random_state), params,
+                                    f"shortcut {key!r}")
+        if "." not in spec:
             raise ValueError(f"base_estimator {spec!r} is not a known shortcut; use one of "
-                             f"{', '.join(SHORTCUTS)} or a scikit-learn classifier object")
-        return SHORTCUTS[key](random_state)
+                             f"{', '.join(SHORTCUTS)}, a dotted path to a scikit-learn "
+                             f"classifier (sklearn.svm.LinearSVC) or a classifier object")
+        estimator = _import_classifier(spec.strip())
+        if "random_state" in estimator.get_params(deep=False) and \
+                "random_state" not in params:
+            params["random_state"] = random_state
+        return _set_base_params(estimator, params, spec.strip())
     if not hasattr(spec, "fit"):
-        raise ValueError(f"base_estimator must be None, a shortcut name or a scikit-learn "
-                         f"classifier, got {type(spec).__name__}")
-    return clone(spec)
+        raise ValueError(f"base_estimator must be None, a shortcut name, a dotted path or "
+                         f"a scikit-learn classifier, got {type(spec).__name__}")
+    return _set_base_params(clone(spec), params, type(spec).__name__)
 
 
 class ConstantModel:

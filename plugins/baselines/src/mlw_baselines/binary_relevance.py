@@ -42,7 +42,13 @@ class BinaryRelevance(MultiLabelLearner):
     base_estimator : None, str or scikit-learn classifier
         ``None`` is MaxAbsScaler + logistic regression (lbfgs, C=1, max_iter=1000); a string is a
         shortcut (``"logistic_regression"``, ``"decision_tree"``, ``"random_forest"``,
-        ``"linear_svc"``, ``"bernoulli_nb"``); an object is cloned for every label.
+        ``"linear_svc"``, ``"bernoulli_nb"``); a dotted path names any scikit-learn
+        classifier class (``"sklearn.svm.LinearSVC"``, built without arguments); an
+        object is cloned for every label.
+    base_params : dict or None
+        Parameters of the base classifier, set on it with ``set_params``
+        (``{"C": 10}``; on a pipeline shortcut, names its last step lacks go to
+        the classifier); ``--param base__C=10`` on the command line.
     threshold : str or strategy object
         A registered thresholding strategy (``"fixed"``, ``"pcut"``,
         ``"cardinality"``, ``"one_threshold"``), tuned in ``fit``.
@@ -74,16 +80,19 @@ class BinaryRelevance(MultiLabelLearner):
     ((60, 2), True)
     """
 
-    def __init__(self, *, base_estimator: Any = None, threshold: Any = "fixed",
-                 random_state: int | None = 0, n_jobs: int | None = None) -> None:
+    def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
+                 threshold: Any = "fixed", random_state: int | None = 0,
+                 n_jobs: int | None = None) -> None:
         self.base_estimator = base_estimator
+        self.base_params = base_params
         self.threshold = threshold
         self.random_state = random_state
         self.n_jobs = n_jobs
 
     @single_blas_thread
     def _fit(self, X: Any, Y: Any) -> None:
-        template = resolve_base_estimator(self.base_estimator, self.random_state)
+        template = resolve_base_estimator(self.base_estimator, self.random_state,
+                                          self.base_params)
         Yc = Y.tocsc() if sp.issparse(Y) else Y
         L = Y.shape[1]
         if self.n_jobs in (None, 1):

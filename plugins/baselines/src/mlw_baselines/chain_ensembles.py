@@ -73,6 +73,10 @@ class EnsembleOfClassifierChains(_ChainEnsemble):
     ----------
     base_estimator : None, str or scikit-learn classifier
         The classifier of every link (see :class:`ClassifierChain`).
+    base_params : dict or None
+        Parameters of the base classifier, set on it with ``set_params``
+        (``{"C": 10}``; on a pipeline shortcut, names its last step lacks go to
+        the classifier); ``--param base__C=10`` on the command line.
     n_estimators : int
         Number of chains (default 10, as Read et al. and Mulan).
     bootstrap : bool
@@ -111,11 +115,13 @@ class EnsembleOfClassifierChains(_ChainEnsemble):
     ((5, 2), True)
     """
 
-    def __init__(self, *, base_estimator: Any = None, n_estimators: int = 10,
+    def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
+                 n_estimators: int = 10,
                  bootstrap: bool = True, max_samples: float = 1.0, voting: str = "soft",
                  threshold: Any = "fixed", random_state: int | None = 0,
                  n_jobs: int | None = None) -> None:
         self.base_estimator = base_estimator
+        self.base_params = base_params
         self.n_estimators = n_estimators
         self.bootstrap = bootstrap
         self.max_samples = max_samples
@@ -125,7 +131,8 @@ class EnsembleOfClassifierChains(_ChainEnsemble):
         self.n_jobs = n_jobs
 
     def _make_member(self, order: np.ndarray, seed: int) -> ChainModel:
-        return ClassifierChain(base_estimator=self.base_estimator, order=order.tolist(),
+        return ClassifierChain(base_estimator=self.base_estimator,
+                               base_params=self.base_params, order=order.tolist(),
                                random_state=seed)
 
     def _fit(self, X: Any, Y: Any) -> None:
@@ -164,7 +171,7 @@ class EnsembleOfProbabilisticClassifierChains(_ChainEnsemble):
 
     Parameters
     ----------
-    base_estimator, n_estimators, bootstrap, max_samples, random_state, n_jobs
+    base_estimator, base_params, n_estimators, bootstrap, max_samples, random_state, n_jobs
         As for :class:`EnsembleOfClassifierChains`.
     max_exact_labels : int
         Exact inference up to this many labels (at most 20: the mixture keeps a table
@@ -194,11 +201,13 @@ class EnsembleOfProbabilisticClassifierChains(_ChainEnsemble):
 
     _joint_prediction: ClassVar[bool] = True
 
-    def __init__(self, *, base_estimator: Any = None, n_estimators: int = 10,
+    def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
+                 n_estimators: int = 10,
                  bootstrap: bool = True, max_samples: float = 1.0,
                  max_exact_labels: int = 15, beam_width: int = 16,
                  random_state: int | None = 0, n_jobs: int | None = None) -> None:
         self.base_estimator = base_estimator
+        self.base_params = base_params
         self.n_estimators = n_estimators
         self.bootstrap = bootstrap
         self.max_samples = max_samples
@@ -209,7 +218,8 @@ class EnsembleOfProbabilisticClassifierChains(_ChainEnsemble):
 
     def _make_member(self, order: np.ndarray, seed: int) -> ChainModel:
         return ProbabilisticClassifierChain(
-            base_estimator=self.base_estimator, order=order.tolist(), random_state=seed,
+            base_estimator=self.base_estimator, base_params=self.base_params,
+            order=order.tolist(), random_state=seed,
             max_exact_labels=min(int(self.max_exact_labels), EPCC_MAX_EXACT_LABELS),
             beam_width=self.beam_width)
 

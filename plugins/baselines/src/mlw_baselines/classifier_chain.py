@@ -48,9 +48,11 @@ class ChainModel(MultiLabelLearner):
 
     _joint_prediction: ClassVar[bool] = True
 
-    def __init__(self, *, base_estimator: Any = None, order: Any = None,
-                 random_state: int | None = 0, n_jobs: int | None = None) -> None:
+    def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
+                 order: Any = None, random_state: int | None = 0,
+                 n_jobs: int | None = None) -> None:
         self.base_estimator = base_estimator
+        self.base_params = base_params
         self.order = order
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -60,7 +62,8 @@ class ChainModel(MultiLabelLearner):
     def _fit(self, X: Any, Y: Any) -> None:
         L = Y.shape[1]
         order = resolve_order(self.order, L, self.random_state)
-        template = resolve_base_estimator(self.base_estimator, self.random_state)
+        template = resolve_base_estimator(self.base_estimator, self.random_state,
+                                          self.base_params)
         Yc = np.ascontiguousarray(dense_labels(Y)[:, order])
         if self.n_jobs in (None, 1):
             models = [_fit_link(template, X, Yc, j) for j in range(L)]
@@ -143,6 +146,10 @@ class ClassifierChain(ChainModel):
     base_estimator : None, str or scikit-learn classifier
         ``None`` is MaxAbsScaler + logistic regression (lbfgs, C=1, max_iter=1000); strings are the
         shortcuts of :data:`mlw_baselines.SHORTCUTS`; objects are cloned per link.
+    base_params : dict or None
+        Parameters of the base classifier, set on it with ``set_params``
+        (``{"C": 10}``; on a pipeline shortcut, names its last step lacks go to
+        the classifier); ``--param base__C=10`` on the command line.
     order : None, "random" or sequence of int
         The chain order: the labels' own order, a permutation drawn with
         ``random_state``, or the label indices in chain order.

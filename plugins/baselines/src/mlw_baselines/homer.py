@@ -109,6 +109,10 @@ class HOMER(MultiLabelLearner):
     base_estimator : None, str or scikit-learn classifier
         The binary classifier of every node's binary relevance (see
         :class:`BinaryRelevance`).
+    base_params : dict or None
+        Parameters of the base classifier, set on it with ``set_params``
+        (``{"C": 10}``; on a pipeline shortcut, names its last step lacks go to
+        the classifier); ``--param base__C=10`` on the command line.
     n_clusters : int
         Children per node (``k``, default 3 as in Mulan; >= 2).
     iterations : int
@@ -139,10 +143,12 @@ class HOMER(MultiLabelLearner):
 
     _joint_prediction: ClassVar[bool] = True
 
-    def __init__(self, *, base_estimator: Any = None, n_clusters: int = 3,
+    def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
+                 n_clusters: int = 3,
                  iterations: int = 10, random_state: int | None = 0,
                  n_jobs: int | None = None) -> None:
         self.base_estimator = base_estimator
+        self.base_params = base_params
         self.n_clusters = n_clusters
         self.iterations = iterations
         self.random_state = random_state
@@ -178,6 +184,7 @@ class HOMER(MultiLabelLearner):
         meta = _meta_labels(Y[rows], children) if rows.size else None
         if rows.size:
             node.model = BinaryRelevance(base_estimator=self.base_estimator,
+                                         base_params=self.base_params,
                                          random_state=self.random_state,
                                          n_jobs=self.n_jobs).fit(X[rows], meta)
         for c, child in enumerate(children):

@@ -264,6 +264,10 @@ class IBLR(_NeighbourLearner):
         IBLR-ML+: the original features next to the neighbourhood's.
     base_estimator : None, str or scikit-learn classifier
         The per-label classifier.
+    base_params : dict or None
+        Parameters of the base classifier, set on it with ``set_params``
+        (``{"C": 10}``; on a pipeline shortcut, names its last step lacks go to
+        the classifier); ``--param base__C=10`` on the command line.
     threshold : str or strategy object
         The thresholding strategy, tuned in ``fit``.
     n_jobs : int or None
@@ -285,12 +289,13 @@ class IBLR(_NeighbourLearner):
     """
 
     def __init__(self, *, k: int = 10, metric: str = "euclidean", add_features: bool = False,
-                 base_estimator: Any = None, threshold: Any = "fixed",
-                 n_jobs: int | None = None) -> None:
+                 base_estimator: Any = None, base_params: dict | None = None,
+                 threshold: Any = "fixed", n_jobs: int | None = None) -> None:
         self.k = k
         self.metric = metric
         self.add_features = add_features
         self.base_estimator = base_estimator
+        self.base_params = base_params
         self.threshold = threshold
         self.n_jobs = n_jobs
 
@@ -309,6 +314,7 @@ class IBLR(_NeighbourLearner):
         self._build_index(X, Y)
         features = self._features(X, *self._loo_counts())
         self.estimator_ = BinaryRelevance(base_estimator=self.base_estimator,
+                                          base_params=self.base_params,
                                           n_jobs=self.n_jobs).fit(features, Y)
         self._train_scores = self.estimator_._predict_proba(features)
 

@@ -39,6 +39,10 @@ class LabelPowerset(MultiLabelLearner):
     base_estimator : None, str or scikit-learn classifier
         ``None`` is MaxAbsScaler + logistic regression (lbfgs, C=1, max_iter=1000); strings are the
         shortcuts of :data:`mlw_baselines.SHORTCUTS`; an object is cloned.
+    base_params : dict or None
+        Parameters of the base classifier, set on it with ``set_params``
+        (``{"C": 10}``; on a pipeline shortcut, names its last step lacks go to
+        the classifier); ``--param base__C=10`` on the command line.
     random_state : int or None
         Seed of the randomised shortcut classifiers.
 
@@ -63,13 +67,16 @@ class LabelPowerset(MultiLabelLearner):
 
     _joint_prediction: ClassVar[bool] = True
 
-    def __init__(self, *, base_estimator: Any = None, random_state: int | None = 0) -> None:
+    def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
+                 random_state: int | None = 0) -> None:
         self.base_estimator = base_estimator
+        self.base_params = base_params
         self.random_state = random_state
 
     @single_blas_thread
     def _fit(self, X: Any, Y: Any) -> None:
-        template = resolve_base_estimator(self.base_estimator, self.random_state)
+        template = resolve_base_estimator(self.base_estimator, self.random_state,
+                                          self.base_params)
         Yd = dense_labels(Y)
         sets, classes, counts = np.unique(Yd, axis=0, return_inverse=True,
                                           return_counts=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import mlw
-from mlw_baselines._docs import BASE_ESTIMATOR_DOC
+from mlw_baselines._docs import BASE_ESTIMATOR_DOC, BASE_PARAMS_DOC
 
 _RANDOM_STATE = "seed of the random chain order and of randomised shortcut classifiers"
 _ORDER = ("chain order: None (the labels' own order), 'random' (drawn with random_state) "
@@ -30,7 +30,7 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
     ("rakel", "mlw_baselines.rakel:RandomKLabelsets",
      "RAkEL (Tsoumakas et al. 2011): label powersets on random k-labelsets, "
      "overlapping (RAkEL-o, voting) or disjoint (RAkEL-d)",
-     {"base_estimator": BASE_ESTIMATOR_DOC,
+     {"base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
       "mode": "overlapping (RAkEL-o) or disjoint (RAkEL-d)",
       "labelset_size": "k, labels per labelset",
       "n_estimators": "RAkEL-o's number of labelsets (None: min(2L, C(L, k)))",
@@ -39,13 +39,13 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
     ("ecc", "mlw_baselines.chain_ensembles:EnsembleOfClassifierChains",
      "Ensemble of classifier chains (Read et al. 2011): random orders and bagging, "
      "averaged chain outputs thresholded",
-     {"base_estimator": BASE_ESTIMATOR_DOC, **_BAGGING,
+     {"base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC, **_BAGGING,
       "voting": "soft (average the link probabilities) or hard (average 0/1 decisions)",
       "threshold": _THRESHOLD, "random_state": _SEED, "n_jobs": _N_JOBS}),
     ("epcc", "mlw_baselines.chain_ensembles:EnsembleOfProbabilisticClassifierChains",
      "Ensemble of probabilistic classifier chains (Dembczynski et al. 2010): the mode "
      "and marginals of the averaged joint distribution",
-     {"base_estimator": BASE_ESTIMATOR_DOC, **_BAGGING,
+     {"base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC, **_BAGGING,
       "max_exact_labels": "exact inference of the mixture up to this many labels (<= 20), "
                           "beam candidates above",
       "beam_width": "prefixes kept per depth by each member's beam search",
@@ -53,7 +53,8 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
     ("homer", "mlw_baselines.homer:HOMER",
      "HOMER (Tsoumakas et al. 2008): a tree of label clusters (balanced k-means) with a "
      "binary relevance per node",
-     {"base_estimator": BASE_ESTIMATOR_DOC, "n_clusters": "children per node (k >= 2)",
+     {"base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
+      "n_clusters": "children per node (k >= 2)",
       "iterations": "balanced k-means iterations per node",
       "random_state": _SEED, "n_jobs": _N_JOBS}),
     ("mlknn", "mlw_baselines.knn:MLkNN",
@@ -70,7 +71,8 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
      "neighbours' label shares",
      {"k": _K, "metric": _METRIC,
       "add_features": "IBLR-ML+: the original features next to the neighbours' labels",
-      "base_estimator": BASE_ESTIMATOR_DOC, "threshold": _THRESHOLD, "n_jobs": _N_JOBS}),
+      "base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
+      "threshold": _THRESHOLD, "n_jobs": _N_JOBS}),
 )
 
 
@@ -107,7 +109,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         factory="mlw_baselines.binary_relevance:BinaryRelevance",
         description="Binary relevance: one independent binary classifier per label",
         param_docs={
-            "base_estimator": BASE_ESTIMATOR_DOC,
+            "base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
             "threshold": "thresholding strategy tuned in fit: fixed (0.5), pcut, "
                          "cardinality, one_threshold, or a strategy object",
             "random_state": "seed of randomised shortcut classifiers (trees, forests, SVC)",
@@ -121,7 +123,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         description="Classifier chain (Read et al.): each link sees the previous labels; "
                     "greedy joint prediction",
         param_docs={
-            "base_estimator": BASE_ESTIMATOR_DOC,
+            "base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
             "order": _ORDER,
             "random_state": _RANDOM_STATE,
             "n_jobs": _N_JOBS,
@@ -133,7 +135,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         factory="mlw_baselines.label_powerset:LabelPowerset",
         description="Label powerset: one multi-class classifier over the training label sets",
         param_docs={
-            "base_estimator": BASE_ESTIMATOR_DOC,
+            "base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
             "random_state": "seed of randomised shortcut classifiers (trees, forests, SVC)",
         },
     ))
@@ -144,7 +146,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         description="Probabilistic classifier chain: joint mode and marginals by exact "
                     "enumeration (L <= max_exact_labels) or beam search",
         param_docs={
-            "base_estimator": BASE_ESTIMATOR_DOC,
+            "base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
             "order": _ORDER,
             "random_state": _RANDOM_STATE,
             "n_jobs": _N_JOBS,

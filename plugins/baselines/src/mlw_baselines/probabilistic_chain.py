@@ -40,6 +40,10 @@ class ProbabilisticClassifierChain(ChainModel):
     base_estimator : None, str or scikit-learn classifier
         ``None`` is MaxAbsScaler + logistic regression (lbfgs, C=1, max_iter=1000); strings are the
         shortcuts of :data:`mlw_baselines.SHORTCUTS`; objects are cloned per link.
+    base_params : dict or None
+        Parameters of the base classifier, set on it with ``set_params``
+        (``{"C": 10}``; on a pipeline shortcut, names its last step lacks go to
+        the classifier); ``--param base__C=10`` on the command line.
     order : None, "random" or sequence of int
         The chain order (see :class:`~mlw_baselines.ClassifierChain`).
     random_state : int or None
@@ -70,11 +74,12 @@ class ProbabilisticClassifierChain(ChainModel):
     ('exact', (1, 3))
     """
 
-    def __init__(self, *, base_estimator: Any = None, order: Any = None,
-                 random_state: int | None = 0, n_jobs: int | None = None,
-                 max_exact_labels: int = 15, beam_width: int = 16) -> None:
-        super().__init__(base_estimator=base_estimator, order=order,
-                         random_state=random_state, n_jobs=n_jobs)
+    def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
+                 order: Any = None, random_state: int | None = 0,
+                 n_jobs: int | None = None, max_exact_labels: int = 15,
+                 beam_width: int = 16) -> None:
+        super().__init__(base_estimator=base_estimator, base_params=base_params,
+                         order=order, random_state=random_state, n_jobs=n_jobs)
         self.max_exact_labels = max_exact_labels
         self.beam_width = beam_width
 

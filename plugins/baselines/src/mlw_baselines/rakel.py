@@ -58,10 +58,10 @@ def overlapping_labelsets(n_labels: int, k: int, m: int,
     return chosen
 
 
-def _fit_member(base_estimator: Any, random_state: int, X: Any, Y: np.ndarray,
-                labels: np.ndarray) -> LabelPowerset:
-    return LabelPowerset(base_estimator=base_estimator, random_state=random_state).fit(
-        X, Y[:, labels])
+def _fit_member(base_estimator: Any, base_params: dict | None, random_state: int, X: Any,
+                Y: np.ndarray, labels: np.ndarray) -> LabelPowerset:
+    return LabelPowerset(base_estimator=base_estimator, base_params=base_params,
+                         random_state=random_state).fit(X, Y[:, labels])
 
 
 class RandomKLabelsets(MultiLabelLearner):
@@ -92,6 +92,10 @@ class RandomKLabelsets(MultiLabelLearner):
     ----------
     base_estimator : None, str or scikit-learn classifier
         The multi-class classifier of every LP (see :class:`LabelPowerset`).
+    base_params : dict or None
+        Parameters of the base classifier, set on it with ``set_params``
+        (``{"C": 10}``; on a pipeline shortcut, names its last step lacks go to
+        the classifier); ``--param base__C=10`` on the command line.
     mode : {"overlapping", "disjoint"}
         RAkEL-o or RAkEL-d.
     labelset_size : int
@@ -129,11 +133,13 @@ class RandomKLabelsets(MultiLabelLearner):
 
     _joint_prediction: ClassVar[bool] = True
 
-    def __init__(self, *, base_estimator: Any = None, mode: str = "overlapping",
+    def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
+                 mode: str = "overlapping",
                  labelset_size: int = 3, n_estimators: int | None = None,
                  vote_threshold: float = 0.5, random_state: int | None = 0,
                  n_jobs: int | None = None) -> None:
         self.base_estimator = base_estimator
+        self.base_params = base_params
         self.mode = mode
         self.labelset_size = labelset_size
         self.n_estimators = n_estimators
@@ -158,7 +164,7 @@ class RandomKLabelsets(MultiLabelLearner):
         seeds = rng.integers(0, 2**31 - 1, size=len(sets))
         Yd = dense_labels(Y)
         members = parallel_map(self.n_jobs, _fit_member,
-                               [(self.base_estimator, int(s), X, Yd, labels)
+                               [(self.base_estimator, self.base_params, int(s), X, Yd, labels)
                                 for s, labels in zip(seeds, sets, strict=False)])
         self.labelsets_ = sets
         self.estimators_ = list(members)

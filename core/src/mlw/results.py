@@ -1,0 +1,116 @@
+"""Fold-level result records as a table: one row per fold (``mlw fit --out``), with the
+column names and types of the ``mlw bench`` results store, so one reader handles both.
+
+A record is a flat dict: ``learner``, ``dataset``, ``evaluation`` (``"holdout"`` or
+``"cv"``), ``n_folds``, ``fold``, ``seed``, ``threshold``, ``params`` (JSON text),
+``decision``, ``n_train``, ``n_test``, ``n_features``, ``n_labels``, ``fit_seconds``,
+``predict_seconds``, ``compile_seconds`` and one ``metric_<name>`` column per metric
+(:meth:`mlw.EvaluationResult.records`). Per-label records
+(:meth:`mlw.EvaluationResult.per_label_records`) have ``fold``, ``label`` and the
+columns of :func:`mlw.evaluate` with ``per_label=True``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RESULT_SUFFIXES", "check_results_path", "per_label_path", "records_frame",
+           "write_records"]
+
+#: Column types of the per-label records (the fold-level columns are the store's).
+PER_LABEL_TYPES: dict[str, str] = {
+    "label": "str", "support": "int", "predicted": "int", "precision": "float",
+    "recall": "float", "f1": "float", "specificity": "float", "auc": "float",
+    "average_precision": "float",
+}
+
+
+def column_types() -> dict[str, str]:
+    """Column types: ``mlw bench``'s store schema (:data:`mlw.experiments.store.SCHEMA`,
+    one results format for both commands) and the per-label columns."""
+    from mlw.experiments.store import SCHEMA
+
+    return {**SCHEMA, **PER_LABEL_TYPES}
+
+
+#: The file types a results table is written as, by suffix.
+RESULT_SUFFIXES = (".parquet", ".csv")
+
+
+def records_frame(records: Sequence[dict[str, Any]]) -> Any:
+    """A polars DataFrame of ``records`` (columns in order of first appearance, typed by
+    :func:`column_types`; ``metric_*`` as Float64; a missing value is null)."""
+    import polars as pl
+
+    kinds = {"str": pl.String, "int": pl.Int64, "float": pl.Float64}
+    columns: list[str] = []
+    for r in records:
+        columns += [k for k in r if k not in columns]
+    types = column_types()
+    schema = {c: kinds[types.get(c, "float" if c.startswith("metric_") else "str")]
+              for c in columns}
+
+    def cell(value: Any, kind: Any) -> Any:
+        if value is None:
+            return None
+        if kind is pl.String and not isinstance(value, str):
+            from mlw.jsonsafe import dumps
+
+            return dumps(value, sort_keys=True)
+        if kind is pl.Float64:
+            return float(value)
+        return value
+
+    data = {c: [cell(r.get(c), schema[c]) for r in records] for c in columns}
+    return pl.DataFrame(data, schema=schema)
+
+
+def check_results_path(path: str | os.PathLike[str], option: str = "the results file"
+                       ) -> Path:
+    """``path`` as a :class:`~pathlib.Path`, checked before any work: not empty, a
+    ``.parquet`` or ``.csv`` name, not a folder, in an existing folder."""
+    text = os.fspath(path)
+    if not text.strip():
+        raise ValueError(f"{option}: the path is empty")
+    p = Path(text)
+    if p.suffix.lower() not in RESULT_SUFFIXES:
+        raise ValueError(f"{option} {text}: give a .parquet or .csv file name")
+    if p.is_dir():
+        raise IsADirectoryError(f"{option} {text} is a folder")
+    if not p.parent.is_dir():
+        raise FileNotFoundError(f"{option} {text}: folder {p.parent} does not exist")
+    return p
+
+
+def write_records(records: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> Path:
+    """Write ``records`` (:func:`records_frame`) to ``path``, Parquet or CSV by its
+    suffix, atomically (a temporary file beside it, renamed over it when complete).
+
+    Examples
+    --------
+    >>> import tempfile, os, polars as pl
+    >>> out = os.path.join(tempfile.mkdtemp(), "r.csv")
+    >>> _ = write_records([{"fold": 0, "metric_f1_micro": 0.5}], out)
+    >>> pl.read_csv(out).to_dicts()
+    [{'fold': 0, 'metric_f1_micro': 0.5}]
+    """
+    from mlw._atomic import atomic_write
+
+    p = check_results_path(path)
+    frame = records_frame(records)
+    with atomic_write(p, "wb") as fh:
+        if p.suffix.lower() == ".parquet":
+            frame.write_parquet(fh)
+        else:
+            frame.write_csv(fh)
+    return p
+
+
+def per_label_path(path: str | os.PathLike[str]) -> Path:
+    """Where the per-label records go beside the fold-level ones:
+    ``results.parquet`` -> ``results.per_label.parquet``."""
+    p = Path(os.fspath(path))
+    return p.with_name(f"{p.stem}.per_label{p.suffix}")
