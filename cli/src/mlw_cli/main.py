@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -675,6 +676,49 @@ def bench(
             eprint(f"{len(summary.errors)} cells failed; run the same command again to "
                    f"retry them")
             raise typer.Exit(1)
+
+
+# --- warmup --------------------------------------------------------------------------------------
+@app.command("warmup", cls=registry_help(learner="learner"))
+def warmup(
+    learner: Annotated[list[str] | None, typer.Option("--learner", "-l", help="Warm up "
+                                                      "only this learner (repeatable; "
+                                                      "default: every registered one).",
+                                                      autocompletion=complete("learner"))
+                       ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON array of the "
+                                          "pieces and their times.")] = False,
+) -> None:
+    """Compile the numba kernels of the loaders, metrics, thresholds and learners now
+    (once after installing), so the first real run does not spend its first minute
+    compiling."""
+    with handle_errors(as_json):
+        from mlw.warmup import WarmupResult, warmup_steps
+        from mlw.warmup import warmup as run_warmup
+
+        total = len(warmup_steps(learner))  # unknown learner names fail here
+
+        done = [0]
+
+        def progress(name: str, result: WarmupResult | None) -> None:
+            if result is None:
+                done[0] += 1
+                sys.stderr.write(f"[{done[0]}/{total}] {name} ...")
+                sys.stderr.flush()
+                return
+            if result.error:
+                eprint(f" failed ({result.error})")
+            else:
+                eprint(f" {result.cpu_seconds:.1f} s CPU, compiling "
+                       f"{result.compile_seconds:.1f} s")
+
+        results = run_warmup(learner, progress=progress)
+        failed = [r for r in results if r.error]
+        if as_json:
+            print_json([r.as_dict() for r in results])
+        cpu = sum(r.cpu_seconds for r in results)
+        eprint(f"warmed up {len(results) - len(failed)} of {len(results)} pieces in "
+               f"{cpu:.1f} s CPU; later runs load the compiled kernels from numba's cache")
 
 
 # --- report --------------------------------------------------------------------------------------

@@ -83,7 +83,7 @@ _SUBMODULES = frozenset({
     "api", "dataset", "evaluation", "experiments", "files", "hookspecs", "io", "jit", "jsonsafe", "learner",
     "metrics", "model_selection", "neighbors", "params", "persistence", "plugins",
     "prediction", "registry", "results",
-    "thresholds", "validation",
+    "thresholds", "validation", "warmup",
 })
 
 

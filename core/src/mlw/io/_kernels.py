@@ -256,7 +256,10 @@ def _weight_block(buf, p, le):
     return p
 
 
-@njit(cache=True)
+# An explicit signature: the call sites pass constant error codes, and without one numba
+# compiled a specialisation per constant (Literal[int]) — a dozen extra compilations
+# on the first run after installation.
+@njit("void(int64[::1], int64, int64, int64, int64, int64)", cache=True)
 def _fail(err, code, line, s, e, extra):
     err[0] = code
     err[1] = line
