@@ -168,3 +168,42 @@ def test_per_label_table_and_out_errors(tmp_path) -> None:
     assert bad.exit_code == 2 and "give a .parquet or .csv file name" in bad.stderr
     gone = invoke("fit", "-l", "br", "--out", str(tmp_path / "no" / "r.csv"))
     assert gone.exit_code == 2 and "does not exist" in gone.stderr
+
+
+def test_warmup_reports_progress_on_stderr_and_json_on_stdout() -> None:
+    result = CliRunner().invoke(app, ["warmup", "--learner", "br", "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    pieces = json.loads(result.stdout)
+    assert [p["name"] for p in pieces] == ["loaders", "metrics", "thresholds", "br"]
+    assert all(p["error"] is None for p in pieces)
+    assert "[1/4] loaders ..." in result.stderr and "warmed up 4 of 4" in result.stderr
+
+
+def test_warmup_unknown_learner_is_a_usage_error() -> None:
+    result = CliRunner().invoke(app, ["warmup", "--learner", "no_such_learner"])
+    assert result.exit_code == 2
+    assert "no_such_learner" in result.stderr
+
+
+def test_learner_predictions_pass_sklearn_multilabel_output_checks() -> None:
+    """Predictions take the training labels' dtype (scikit-learn's two multi-label
+    output checks); a learner refuses X with 0 features. The multioutput check also
+    compares predict with predict_proba rounded at 0.5, which holds only for learners
+    thresholding at 0.5 (not for joint decisions or fitted thresholds)."""
+    from sklearn.utils.estimator_checks import (
+        check_classifier_multioutput,
+        check_classifiers_multilabel_output_format_predict,
+    )
+
+    for name in ("br", "cc", "lp", "xdcc"):
+        check_classifiers_multilabel_output_format_predict(name, mlw.get_learner(name, seed=0))
+        with pytest.raises(ValueError, match="0 features"):
+            mlw.get_learner(name).fit(np.zeros((4, 0)), np.eye(4, 2, dtype=int))
+    for name in ("br", "cc", "xdcc"):
+        check_classifier_multioutput(name, mlw.get_learner(name, seed=0))
+    Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]] * 3)
+    X = np.arange(24.0).reshape(12, 2)
+    for dtype in (np.int64, np.uint8, bool, np.float64):
+        pred = mlw.get_learner("br").fit(X, Y.astype(dtype)).predict(X)
+        assert pred.dtype == np.dtype(dtype)

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
+
+if TYPE_CHECKING:
+    # scikit-learn ships no type information, so to a type checker its classes are
+    # ``Any``, and a class deriving from ``Any`` accepts any attribute: ``mypy --strict``
+    # let ``mlw.get_learner("br").fitt(X, Y)`` through. Type checkers see instead the
+    # public methods the two base classes give every learner.
+    from typing_extensions import Self
+
+    class ClassifierMixin:
+        def score(self, X: Any, y: Any, sample_weight: Any = None) -> float: ...
+
+    class BaseEstimator:
+        def get_params(self, deep: bool = True) -> dict[str, Any]: ...
+        def set_params(self, **params: Any) -> Self: ...
+        def __sklearn_tags__(self) -> Any: ...
+else:
+    from sklearn.base import BaseEstimator, ClassifierMixin
 
 from mlw._guard import check_outputs
 from mlw.registry import LearnerTags
@@ -89,19 +105,24 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         return X
 
     # -- public API --------------------------------------------------------------------------
-    def fit(self, X: Any, Y: Any) -> MultiLabelLearner:
+    def fit(self, X: Any, Y: Any, sample_weight: Any = None) -> MultiLabelLearner:
         """Fit the learner.
 
         Parameters
         ----------
         X : array-like or CSR of shape (n_instances, n_features)
         Y : array-like or CSR of 0/1, shape (n_instances, n_labels)
+        sample_weight : array-like of shape (n_instances,), optional
+            Non-negative finite weights of the instances, for learners whose ``_fit``
+            takes a ``sample_weight`` parameter (others raise ``ValueError``). The
+            threshold is fitted unweighted.
 
         Returns
         -------
         self
         """
         X = self._validate_X(X, reset=True)
+        label_dtype = _label_dtype(Y)
         Y = check_Y(Y, n_rows=X.shape[0])
         if X.shape[0] == 0:
             raise ValueError("cannot fit on an empty dataset (0 instances)")
@@ -115,7 +136,15 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         self.classes_ = [np.array([0, 1])] * self.n_labels_
         self.label_cardinality_ = float(Y.sum()) / X.shape[0]
         self.sparse_labels_ = bool(sp.issparse(Y))
-        self._fit(X, Y)
+        # predictions take the training labels' dtype, as scikit-learn's classifiers do
+        # (int64 labels in, int64 label sets out); kept as a string for model files
+        self.label_dtype_ = label_dtype
+        if sample_weight is None:
+            self._fit(X, Y)
+        else:
+            if not takes_sample_weight(type(self)):
+                raise ValueError(f"{type(self).__name__} does not support sample_weight")
+            self._fit(X, Y, sample_weight=check_sample_weight(sample_weight, X.shape[0]))
         self._fit_threshold(X, Y)
         return self
 
@@ -132,8 +161,8 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         if self._joint_prediction:
             Y = self._predict(X)
             check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, step="predict")
-            return Y
-        return self.threshold_.predict(self._checked_scores(X, "predict"))
+            return self._as_label_dtype(Y)
+        return self._as_label_dtype(self.threshold_.predict(self._checked_scores(X, "predict")))
 
     def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
         """``(predict(X), predict_proba(X))`` from one pass over ``X`` (evaluation uses
@@ -142,11 +171,19 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         X = self._validate_X(X, reset=False)
         if not self._joint_prediction:
             scores = self._checked_scores(X, "predict")
-            return self.threshold_.predict(scores), scores
+            return self._as_label_dtype(self.threshold_.predict(scores)), scores
         Y, scores = self._predict_with_scores(X)
         check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, scores=scores,
                       step="predict")
-        return Y, scores
+        return self._as_label_dtype(Y), scores
+
+    def _as_label_dtype(self, Y: Any) -> Any:
+        """Label sets in the dtype of the training labels (a model fitted before
+        ``label_dtype_`` existed keeps uint8)."""
+        dtype = getattr(self, "label_dtype_", "uint8")
+        if Y.dtype == dtype:
+            return Y
+        return Y.astype(dtype)
 
     def _checked_scores(self, X: Any, step: str) -> Any:
         """``_predict_proba(X)``, held to the contract: shape (n, L), no NaN, in [0, 1]
@@ -180,6 +217,35 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         if self._joint_prediction or choice is None:
             return
         self.threshold_ = fit_threshold(choice, lambda: self._training_scores(X, Y), Y)
+
+
+def takes_sample_weight(learner_class: type) -> bool:
+    """Whether the learner class's ``_fit`` takes a ``sample_weight`` parameter."""
+    import inspect
+
+    fit = getattr(learner_class, "_fit", None)
+    return fit is not None and "sample_weight" in inspect.signature(fit).parameters
+
+
+def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray:
+    """``sample_weight`` as a float64 vector of length ``n``: finite, non-negative and
+    not all zero, else a one-line ``ValueError``."""
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("sample_weight must be finite and non-negative")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight must not be all zero")
+    return w
+
+
+def _label_dtype(Y: Any) -> str:
+    """The dtype name of training labels as given (before ``check_Y`` makes them
+    uint8): numeric and boolean dtypes are kept, anything else gives uint8."""
+    dtype = Y.dtype if hasattr(Y, "dtype") else np.asarray(Y).dtype
+    dtype = np.dtype(dtype) if not isinstance(dtype, np.dtype) else dtype
+    return dtype.name if dtype.kind in "biuf" else "uint8"
 
 
 def make_threshold(choice: Any) -> tuple[Any, bool]:

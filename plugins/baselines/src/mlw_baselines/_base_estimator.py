@@ -221,24 +221,47 @@ class ConstantModel:
         return f"ConstantModel(proba={self.proba.tolist()})"
 
 
-def fit_binary(template: Any, X: Any, y: np.ndarray) -> Any:
-    """A fitted clone of ``template`` on 0/1 targets ``y``, or a :class:`ConstantModel`
-    when ``y`` is constant."""
+def check_weighted_base(template: Any) -> None:
+    """Refuse, before anything is fitted, a base classifier (or the last step of a
+    pipeline) whose ``fit`` takes no ``sample_weight``."""
+    from sklearn.utils.validation import has_fit_parameter
+
+    last = template.steps[-1][1] if isinstance(template, Pipeline) else template
+    if not has_fit_parameter(last, "sample_weight"):
+        raise ValueError(f"sample_weight: the base classifier {type(last).__name__} "
+                         f"does not take sample_weight in fit")
+
+
+def _fit(model: Any, X: Any, y: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    if sample_weight is None:
+        model.fit(X, y)
+    elif isinstance(model, Pipeline):  # routed to the classifier, the last step
+        model.fit(X, y, **{f"{model.steps[-1][0]}__sample_weight": sample_weight})
+    else:
+        model.fit(X, y, sample_weight=sample_weight)
+
+
+def fit_binary(template: Any, X: Any, y: np.ndarray,
+               sample_weight: np.ndarray | None = None) -> Any:
+    """A fitted clone of ``template`` on 0/1 targets ``y`` (weighted by
+    ``sample_weight`` if given), or a :class:`ConstantModel` when ``y`` is constant
+    (weights do not change a constant target's prior)."""
     y = np.asarray(y, dtype=np.int64).ravel()
     if y.size == 0 or np.all(y == y[0]):
         return ConstantModel.binary(y)
     model = clone(template)
-    model.fit(X, y)
+    _fit(model, X, y, sample_weight)
     return model
 
 
-def fit_multiclass(template: Any, X: Any, y: np.ndarray) -> Any:
+def fit_multiclass(template: Any, X: Any, y: np.ndarray,
+                   sample_weight: np.ndarray | None = None) -> Any:
     """A fitted clone on class ids ``0..K-1`` (all present), or a constant for K = 1."""
     y = np.asarray(y, dtype=np.int64).ravel()
     if np.all(y == y[0]):
         return ConstantModel(np.array([1.0]))
     model = clone(template)
-    model.fit(X, y)
+    _fit(model, X, y, sample_weight)
     return model
 
 

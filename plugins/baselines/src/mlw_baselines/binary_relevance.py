@@ -13,6 +13,7 @@ from mlw import MultiLabelLearner
 from mlw_baselines._base_estimator import (
     PROBA_FLOOR,
     ConstantModel,
+    check_weighted_base,
     fit_binary,
     linear_logit,
     proba_positive,
@@ -21,9 +22,10 @@ from mlw_baselines._base_estimator import (
 from mlw_baselines._common import dense_labels, single_blas_thread, validate_joint_query
 
 
-def _fit_column(template: Any, X: Any, Y: Any, j: int) -> Any:
+def _fit_column(template: Any, X: Any, Y: Any, j: int,
+                sample_weight: np.ndarray | None = None) -> Any:
     y = Y[:, j].toarray().ravel() if sp.issparse(Y) else Y[:, j]
-    return fit_binary(template, X, y)
+    return fit_binary(template, X, y, sample_weight)
 
 
 class BinaryRelevance(MultiLabelLearner):
@@ -90,16 +92,18 @@ class BinaryRelevance(MultiLabelLearner):
         self.n_jobs = n_jobs
 
     @single_blas_thread
-    def _fit(self, X: Any, Y: Any) -> None:
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         template = resolve_base_estimator(self.base_estimator, self.random_state,
                                           self.base_params)
+        if sample_weight is not None:
+            check_weighted_base(template)
         Yc = Y.tocsc() if sp.issparse(Y) else Y
         L = Y.shape[1]
         if self.n_jobs in (None, 1):
-            models = [_fit_column(template, X, Yc, j) for j in range(L)]
+            models = [_fit_column(template, X, Yc, j, sample_weight) for j in range(L)]
         else:
             models = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_column)(template, X, Yc, j) for j in range(L))
+                delayed(_fit_column)(template, X, Yc, j, sample_weight) for j in range(L))
         self.estimators_ = list(models)
         self.constant_labels_ = np.array(
             [j for j, m in enumerate(models) if isinstance(m, ConstantModel)],

@@ -17,6 +17,7 @@ from mlw_baselines import _inference, _kernels
 from mlw_baselines._base_estimator import (
     LOG_PROBA_FLOOR,
     ConstantModel,
+    check_weighted_base,
     fit_binary,
     linear_logit,
     proba_positive,
@@ -32,8 +33,9 @@ from mlw_baselines._common import (
 )
 
 
-def _fit_link(template: Any, X: Any, Yc: np.ndarray, j: int) -> Any:
-    return fit_binary(template, chain_features(X, Yc[:, :j]), Yc[:, j])
+def _fit_link(template: Any, X: Any, Yc: np.ndarray, j: int,
+              sample_weight: np.ndarray | None = None) -> Any:
+    return fit_binary(template, chain_features(X, Yc[:, :j]), Yc[:, j], sample_weight)
 
 
 class ChainModel(MultiLabelLearner):
@@ -59,17 +61,19 @@ class ChainModel(MultiLabelLearner):
 
     # -- training ----------------------------------------------------------------------
     @single_blas_thread
-    def _fit(self, X: Any, Y: Any) -> None:
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         L = Y.shape[1]
         order = resolve_order(self.order, L, self.random_state)
         template = resolve_base_estimator(self.base_estimator, self.random_state,
                                           self.base_params)
+        if sample_weight is not None:
+            check_weighted_base(template)
         Yc = np.ascontiguousarray(dense_labels(Y)[:, order])
         if self.n_jobs in (None, 1):
-            models = [_fit_link(template, X, Yc, j) for j in range(L)]
+            models = [_fit_link(template, X, Yc, j, sample_weight) for j in range(L)]
         else:
             models = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_link)(template, X, Yc, j) for j in range(L))
+                delayed(_fit_link)(template, X, Yc, j, sample_weight) for j in range(L))
         self.order_ = order
         self.estimators_ = list(models)
         self.constant_labels_ = np.sort(order[[j for j, m in enumerate(models)

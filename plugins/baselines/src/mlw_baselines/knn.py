@@ -59,8 +59,8 @@ class _NeighbourLearner(MultiLabelLearner):
         idx, _ = self.index_.query(None, k=min(self.k_, n - 1))
         return neighbour_label_counts(idx, self._Y_train)
 
-    def fit(self, X: Any, Y: Any) -> Any:
-        super().fit(X, Y)
+    def fit(self, X: Any, Y: Any, sample_weight: Any = None) -> Any:
+        super().fit(X, Y, sample_weight)  # weights: refused by the core (no support)
         self.__dict__.pop("_train_scores", None)  # only needed while fitting
         return self
 

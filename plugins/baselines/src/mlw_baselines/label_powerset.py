@@ -11,6 +11,7 @@ from mlw import MultiLabelLearner
 from mlw_baselines._base_estimator import (
     LOG_PROBA_FLOOR,
     PROBA_FLOOR,
+    check_weighted_base,
     fit_multiclass,
     proba_classes,
     resolve_base_estimator,
@@ -74,15 +75,18 @@ class LabelPowerset(MultiLabelLearner):
         self.random_state = random_state
 
     @single_blas_thread
-    def _fit(self, X: Any, Y: Any) -> None:
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         template = resolve_base_estimator(self.base_estimator, self.random_state,
                                           self.base_params)
+        if sample_weight is not None:
+            check_weighted_base(template)
         Yd = dense_labels(Y)
         sets, classes, counts = np.unique(Yd, axis=0, return_inverse=True,
                                           return_counts=True)
         self.label_sets_ = np.ascontiguousarray(sets, dtype=np.uint8)
         self.class_counts_ = counts.astype(np.int64)
-        self.estimator_ = fit_multiclass(template, X, np.asarray(classes).ravel())
+        self.estimator_ = fit_multiclass(template, X, np.asarray(classes).ravel(),
+                                         sample_weight)
         self._class_index = {row.tobytes(): k for k, row in enumerate(self.label_sets_)}
 
     @single_blas_thread

@@ -84,7 +84,7 @@ class ProbabilisticClassifierChain(ChainModel):
         self.beam_width = beam_width
 
     @single_blas_thread
-    def _fit(self, X: Any, Y: Any) -> None:
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         if int(self.max_exact_labels) != self.max_exact_labels or self.max_exact_labels < 0:
             raise ValueError(f"max_exact_labels must be a non-negative integer, got "
                              f"{self.max_exact_labels!r}")
@@ -94,7 +94,7 @@ class ProbabilisticClassifierChain(ChainModel):
                              f"use at most 25")
         if int(self.beam_width) != self.beam_width or self.beam_width < 1:
             raise ValueError(f"beam_width must be a positive integer, got {self.beam_width!r}")
-        super()._fit(X, Y)
+        super()._fit(X, Y, sample_weight)
         self.inference_ = "exact" if Y.shape[1] <= self.max_exact_labels else "beam"
 
     def _infer(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
