@@ -13,6 +13,7 @@ KNOWN = {"k": 10, "alpha": 1.0, "top_label": True, "threshold": "pcut", "order":
 @pytest.mark.parametrize("key, text, expected", [
     ("k", "25", 25), ("k", "0.5", 0.5), ("alpha", "1e-3", 1e-3), ("alpha", "3", 3.0),
     ("top_label", "false", False), ("top_label", "YES", True), ("top_label", "1", True),
+    ("top_label", "Auto", "auto"),
     ("threshold", "cardinality", "cardinality"), ("threshold", "12", "12"),
     ("order", "[3, 1, 2]", [3, 1, 2]), ("order", "random", "random"), ("order", "7", 7),
     ("order", "true", True), ("layers", "[4, 5]", [4, 5]), ("shape", "[3, 4]", (3, 4)),
@@ -27,7 +28,7 @@ def test_values_follow_the_type_of_the_default(key, text, expected) -> None:
 @pytest.mark.parametrize("key, text, message", [
     ("k", "ten", "k=ten: expected an integer"),
     ("alpha", "x", "alpha=x: expected a number"),
-    ("top_label", "maybe", "top_label=maybe: expected true or false"),
+    ("top_label", "maybe", "top_label=maybe: expected true, false or auto"),
     ("layers", "4,5", "layers=4,5: expected a JSON list such as [1, 2]"),
 ])
 def test_bad_values_are_one_line_errors(key, text, message) -> None:

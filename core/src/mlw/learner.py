@@ -53,7 +53,10 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
 
     Learners without a joint decision have a ``threshold`` parameter naming a
     registered thresholding strategy (or holding a strategy object); ``fit`` tunes it
-    and ``predict`` applies it to ``predict_proba``.
+    and ``predict`` applies it to ``predict_proba``. A joint learner with scores may
+    have one too (default ``None``: its own decision): set, it decides the label sets
+    the same way, on the learner's marginals (how CC and PCC take the core's
+    :data:`mlw.thresholds.DEFAULT_THRESHOLD`, issue 19).
 
     What a learner can do is stated once, here on the class, and read by
     :class:`mlw.LearnerTags` (``mlw learners``, the evaluation's checks) and by
@@ -62,7 +65,8 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     Class attributes
     ----------------
     _joint_prediction : bool
-        ``predict`` calls ``_predict`` instead of thresholding scores.
+        ``predict`` calls ``_predict`` instead of thresholding scores (unless the
+        learner's ``threshold`` parameter is set, see above).
     _allow_nan : bool
         NaN in ``X`` is accepted as a missing value.
     _sparse_input : bool
@@ -158,7 +162,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         one, otherwise the fitted threshold applied to :meth:`predict_proba`."""
         check_is_fitted(self, "n_labels_")
         X = self._validate_X(X, reset=False)
-        if self._joint_prediction:
+        if self._own_decision():
             Y = self._predict(X)
             check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, step="predict")
             return self._as_label_dtype(Y)
@@ -169,7 +173,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         this). The scores are ``None`` for a learner that has none."""
         check_is_fitted(self, "n_labels_")
         X = self._validate_X(X, reset=False)
-        if not self._joint_prediction:
+        if not self._own_decision():
             scores = self._checked_scores(X, "predict")
             return self._as_label_dtype(self.threshold_.predict(scores)), scores
         Y, scores = self._predict_with_scores(X)
@@ -212,10 +216,18 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     def _training_scores(self, X: Any, Y: Any) -> Any:
         return self._checked_scores(X, "fit")
 
+    def _own_decision(self) -> bool:
+        """Whether ``predict`` is the joint learner's own decision: a joint learner
+        without a ``threshold`` parameter, or with it set to ``None``."""
+        return self._joint_prediction and getattr(self, "threshold", None) is None
+
     def _fit_threshold(self, X: Any, Y: Any) -> None:
         choice = getattr(self, "threshold", None)
-        if self._joint_prediction or choice is None:
+        if choice is None:
             return
+        if self._joint_prediction and not self._mlw_tags().predicts_scores:
+            raise ValueError(f"{type(self).__name__} predicts no label scores, so its "
+                             f"threshold must be None (its own joint decision)")
         self.threshold_ = fit_threshold(choice, lambda: self._training_scores(X, Y), Y)
 
 

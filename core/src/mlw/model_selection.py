@@ -490,10 +490,10 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
                              f"scores, so a threshold does not apply")
     if evaluation_threshold is not None:
         decision = f"{_strategy_name(evaluation_threshold)} on the marginals"
+    elif params.get("threshold") is not None:  # a joint learner's too, when it is set
+        decision = f"threshold {_strategy_name(params['threshold'])}"
     elif tags.joint:
         decision = "joint"
-    elif "threshold" in params:
-        decision = f"threshold {_strategy_name(params['threshold'])}"
     else:
         decision = "predict"
     return EvaluationSetup(learner, names, evaluation_threshold, decision, bool(per_label))

@@ -12,6 +12,9 @@ from typing import Any
 
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
+#: Bool parameters that also take ``"auto"`` (the thresholding strategies' adaptive
+#: top-label rule, ``"cardinality:top_label=auto"``).
+AUTO_BOOL_PARAMS = frozenset({"top_label"})
 
 
 def _json_or_text(text: str) -> Any:
@@ -29,6 +32,7 @@ def parse_value(key: str, text: str, default: Any) -> Any:
     parameters such as ``C=1`` that accept both); a float default a number; a list,
     tuple or dict default a JSON value; a ``None`` default (or any other object) a JSON
     value if ``text`` is one, else the text itself; a str default the text as is.
+    ``top_label`` (:data:`AUTO_BOOL_PARAMS`) also takes ``auto``.
     """
     if text.strip().lower() in ("none", "null"):
         return None
@@ -38,7 +42,10 @@ def parse_value(key: str, text: str, default: Any) -> Any:
             return True
         if low in _FALSE:
             return False
-        raise ValueError(f"{key}={text}: expected true or false")
+        if low == "auto" and key in AUTO_BOOL_PARAMS:
+            return "auto"
+        raise ValueError(f"{key}={text}: expected true, false or auto"
+                         if key in AUTO_BOOL_PARAMS else f"{key}={text}: expected true or false")
     if isinstance(default, int):
         try:
             return int(text)

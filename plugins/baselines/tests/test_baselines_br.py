@@ -26,7 +26,7 @@ def data():
 def test_br_equals_a_loop_of_logistic_regressions(data):
     Xtr, Ytr, Xte, _ = data
     template = LogisticRegression(C=0.5, max_iter=500)
-    br = BinaryRelevance(base_estimator=template).fit(Xtr, Ytr)
+    br = BinaryRelevance(base_estimator=template, threshold="fixed").fit(Xtr, Ytr)
     models = hand_rolled_br(template, Xtr, Ytr)
     expected = np.column_stack([m.predict_proba(Xte)[:, 1] for m in models])
     np.testing.assert_allclose(br.predict_proba(Xte), expected, rtol=1e-10, atol=1e-12)
@@ -79,7 +79,7 @@ def test_br_shortcut_strings(data):
 
 def test_br_linear_svc_predicts_the_svm_decisions(data):
     Xtr, Ytr, Xte, _ = data
-    br = BinaryRelevance(base_estimator="linear_svc").fit(Xtr, Ytr)
+    br = BinaryRelevance(base_estimator="linear_svc", threshold="fixed").fit(Xtr, Ytr)
     assert br.linear_coef_ is not None  # sigmoid of the margin: folded into one product
     decisions = np.column_stack([m.predict(Xte) for m in br.estimators_])
     np.testing.assert_array_equal(br.predict(Xte), decisions)

@@ -26,7 +26,7 @@ LR = LogisticRegression(C=2.0, max_iter=500)
 def test_cc_with_given_order_equals_a_hand_rolled_chain(data):
     Xtr, Ytr, Xte, _ = data
     order = [2, 0, 3, 1]
-    cc = ClassifierChain(base_estimator=LR, order=order).fit(Xtr, Ytr)
+    cc = ClassifierChain(base_estimator=LR, order=order, threshold=None).fit(Xtr, Ytr)
     np.testing.assert_array_equal(cc.order_, order)
     models = hand_rolled_chain(LR, Xtr, Ytr, order)
     for mine, ref in zip(cc.estimators_, models, strict=True):
@@ -42,7 +42,7 @@ def test_cc_generic_path_with_decision_trees(data):
     Xtr, Ytr, Xte, _ = data
     tree = DecisionTreeClassifier(max_depth=4, random_state=0)
     order = [3, 1, 0, 2]
-    cc = ClassifierChain(base_estimator=tree, order=order).fit(Xtr, Ytr)
+    cc = ClassifierChain(base_estimator=tree, order=order, threshold=None).fit(Xtr, Ytr)
     assert cc.linear_coef_ is None
     Yhat, P = greedy_chain(hand_rolled_chain(tree, Xtr, Ytr, order), Xte, order)
     np.testing.assert_array_equal(cc.predict(Xte), Yhat)
@@ -65,7 +65,7 @@ def test_cc_random_order_comes_from_the_seed(data):
 def test_cc_log_proba_of_is_the_chain_rule(data):
     Xtr, Ytr, Xte, Yte = data
     order = [1, 3, 0, 2]
-    cc = ClassifierChain(base_estimator=LR, order=order).fit(Xtr, Ytr)
+    cc = ClassifierChain(base_estimator=LR, order=order, threshold=None).fit(Xtr, Ytr)
     models = hand_rolled_chain(LR, Xtr, Ytr, order)
     got = cc.log_proba_of(Xte, Yte)
     for i in range(Xte.shape[0]):
@@ -82,7 +82,7 @@ def test_cc_linear_and_generic_paths_agree(data):
     from mlw_baselines import _inference
 
     Xtr, Ytr, Xte, Yte = data
-    cc = ClassifierChain(order=[2, 3, 0, 1]).fit(Xtr, Ytr)
+    cc = ClassifierChain(order=[2, 3, 0, 1], threshold=None).fit(Xtr, Ytr)
     assert cc.linear_coef_ is not None
     oracle = cc._oracle(Xte)
     Yhat, P = _inference.greedy(oracle, Xte.shape[0], 4)

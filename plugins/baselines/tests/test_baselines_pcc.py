@@ -108,7 +108,8 @@ def data():
 def test_pcc_marginals_and_mode_equal_brute_force_on_fitted_chains(data, base):
     Xtr, Ytr, Xte, _ = data
     order = [4, 2, 0, 1, 3]
-    pcc = ProbabilisticClassifierChain(base_estimator=base, order=order).fit(Xtr, Ytr)
+    pcc = ProbabilisticClassifierChain(base_estimator=base, order=order,
+                                       threshold=None).fit(Xtr, Ytr)
     assert pcc.inference_ == "exact"
     models = hand_rolled_chain(base, Xtr, Ytr, order)
     marg, mode = pcc.predict_proba(Xte), pcc.predict(Xte)
@@ -132,8 +133,8 @@ def test_pcc_beam_learner_with_full_beam_equals_exact_learner(data):
 
 def test_pcc_mode_is_at_least_as_probable_as_the_cc_prediction(data):
     Xtr, Ytr, Xte, _ = data
-    pcc = ProbabilisticClassifierChain().fit(Xtr, Ytr)
-    cc = ClassifierChain().fit(Xtr, Ytr)
+    pcc = ProbabilisticClassifierChain(threshold=None).fit(Xtr, Ytr)
+    cc = ClassifierChain(threshold=None).fit(Xtr, Ytr)
     mode = pcc.predict(Xte)
     lp_mode = pcc.log_proba_of(Xte, mode)
     assert np.all(lp_mode >= pcc.log_proba_of(Xte, cc.predict(Xte)) - 1e-12)

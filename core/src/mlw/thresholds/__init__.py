@@ -17,14 +17,16 @@ Registered by the core (see :mod:`mlw._builtin.thresholds`): one threshold for a
 labels per instance (``rcut``, ``metalabeler``; :mod:`.per_instance`). Wherever a
 strategy is named (``threshold=`` of a learner, ``mlw fit --threshold``) options can
 follow the name: ``"fixed:0.3"`` (the first option), ``"one_threshold:metric=f1_example"``,
-``"fixed_per_label:thresholds.txt"`` (see :func:`parse_threshold`). See
-``docs/thresholds.md``.
+``"fixed_per_label:thresholds.txt"`` (see :func:`parse_threshold`); the adaptive
+top-label rule is ``top_label=auto``. Learners whose method prescribes no decision
+default to :data:`DEFAULT_THRESHOLD`. See ``docs/thresholds.md``.
 """
 
 from __future__ import annotations
 
 from mlw.thresholds._common import (
     COARSE_GRID,
+    DEFAULT_THRESHOLD,
     EMPTY_SET_TOLERANCE,
     FINE_OFFSETS,
     apply_threshold,
@@ -43,6 +45,7 @@ from mlw.thresholds.single import CardinalityMatching, FixedThreshold, OneThresh
 
 __all__ = [
     "COARSE_GRID",
+    "DEFAULT_THRESHOLD",
     "EMPTY_SET_TOLERANCE",
     "FINE_OFFSETS",
     "CardinalityMatching",

@@ -171,6 +171,14 @@ class _Strategy(BaseEstimator):
 #: "(almost) none" for the adaptive top-label rule (``top_label="auto"``).
 EMPTY_SET_TOLERANCE = 0.01
 
+#: The default decision of learners that score labels and whose method prescribes none
+#: (BR, ML-XGB, BR-XGB): cardinality matching (one threshold whose predicted label
+#: cardinality on the training scores is closest to the training cardinality) with the
+#: adaptive top-label rule. A 0.5 cut left 14-62% of rows empty on sparse, low-density
+#: text where no row is truly empty (issue 19; figures in ``docs/defaults.md``);
+#: ``"fixed"`` is the 0.5 cut, one parameter away.
+DEFAULT_THRESHOLD = "cardinality:top_label=auto"
+
 
 def resolve_top_label(top_label: bool | str, Y: Any) -> bool:
     """The top-label rule for a training label matrix: ``True``/``False`` as given;

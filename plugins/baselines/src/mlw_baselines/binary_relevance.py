@@ -10,6 +10,7 @@ from joblib import Parallel, delayed
 from scipy.special import expit
 
 from mlw import MultiLabelLearner
+from mlw.thresholds import DEFAULT_THRESHOLD
 from mlw_baselines._base_estimator import (
     PROBA_FLOOR,
     ConstantModel,
@@ -53,7 +54,9 @@ class BinaryRelevance(MultiLabelLearner):
         the classifier); ``--param base__C=10`` on the command line.
     threshold : str or strategy object
         A registered thresholding strategy (``"fixed"``, ``"pcut"``,
-        ``"cardinality"``, ``"one_threshold"``), tuned in ``fit``.
+        ``"cardinality"``, ``"one_threshold"``), tuned in ``fit``. Default: the core's
+        ``mlw.thresholds.DEFAULT_THRESHOLD`` (cardinality matching with the adaptive
+        top-label rule; BR's papers prescribe no decision); ``"fixed"`` is the 0.5 cut.
     random_state : int or None
         Seed of the shortcut classifiers that are randomised (trees, forests, SVC).
     n_jobs : int or None
@@ -83,7 +86,7 @@ class BinaryRelevance(MultiLabelLearner):
     """
 
     def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
-                 threshold: Any = "fixed", random_state: int | None = 0,
+                 threshold: Any = DEFAULT_THRESHOLD, random_state: int | None = 0,
                  n_jobs: int | None = None) -> None:
         self.base_estimator = base_estimator
         self.base_params = base_params

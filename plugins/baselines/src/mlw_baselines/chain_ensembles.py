@@ -133,7 +133,7 @@ class EnsembleOfClassifierChains(_ChainEnsemble):
     def _make_member(self, order: np.ndarray, seed: int) -> ChainModel:
         return ClassifierChain(base_estimator=self.base_estimator,
                                base_params=self.base_params, order=order.tolist(),
-                               random_state=seed)
+                               random_state=seed, threshold=None)
 
     def _fit(self, X: Any, Y: Any) -> None:
         check_param("voting", self.voting, str, choices=("soft", "hard"))
@@ -221,7 +221,7 @@ class EnsembleOfProbabilisticClassifierChains(_ChainEnsemble):
             base_estimator=self.base_estimator, base_params=self.base_params,
             order=order.tolist(), random_state=seed,
             max_exact_labels=min(int(self.max_exact_labels), EPCC_MAX_EXACT_LABELS),
-            beam_width=self.beam_width)
+            beam_width=self.beam_width, threshold=None)
 
     def _fit(self, X: Any, Y: Any) -> None:
         check_param("max_exact_labels", self.max_exact_labels, int, low=0,

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw.thresholds import DEFAULT_THRESHOLD
 from mlw_baselines import _inference, _kernels
 from mlw_baselines._common import single_blas_thread
 from mlw_baselines.classifier_chain import ChainModel
@@ -55,6 +56,12 @@ class ProbabilisticClassifierChain(ChainModel):
     beam_width : int
         Prefixes kept per depth by beam search (>= 1; 1 follows the greedy path of CC
         except at probabilities of exactly 0.5, where beam search keeps 0).
+    threshold : None, str or strategy object
+        ``None``: the joint mode above (the paper's decision for subset 0/1 loss);
+        otherwise a thresholding strategy tuned in ``fit`` on the training marginals and
+        applied to ``predict_proba`` (default: ``mlw.thresholds.DEFAULT_THRESHOLD``, for
+        the example-based and label-based metrics; issue 19: the mode left 9-20% of
+        emotions' and medical's rows empty where none truly is).
 
     Attributes
     ----------
@@ -77,9 +84,10 @@ class ProbabilisticClassifierChain(ChainModel):
     def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
                  order: Any = None, random_state: int | None = 0,
                  n_jobs: int | None = None, max_exact_labels: int = 15,
-                 beam_width: int = 16) -> None:
+                 beam_width: int = 16, threshold: Any = DEFAULT_THRESHOLD) -> None:
         super().__init__(base_estimator=base_estimator, base_params=base_params,
-                         order=order, random_state=random_state, n_jobs=n_jobs)
+                         order=order, random_state=random_state, n_jobs=n_jobs,
+                         threshold=threshold)
         self.max_exact_labels = max_exact_labels
         self.beam_width = beam_width
 

@@ -1,5 +1,6 @@
 """ML-XGB (one booster, multi-label leaves) and BR-XGB (one single-label booster per
-label), both thresholded by the core's strategies (``threshold="fixed"``: 0.5)."""
+label), both thresholded by the core's strategies (default: the core's
+``mlw.thresholds.DEFAULT_THRESHOLD``; ``threshold="fixed"`` is the 0.5 cut)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import numpy as np
 
 import mlw
+from mlw.thresholds import DEFAULT_THRESHOLD
 from mlw_xdcc._common import dense_labels
 from mlw_xdcc._params import BoosterParams
 from mlw_xdcc.binning import bin_matrix, cuts_of
@@ -23,7 +25,7 @@ class _ThresholdedBooster(BoosterParams, mlw.MultiLabelLearner):
 
     _allow_nan = True
 
-    threshold: Any = "fixed"
+    threshold: Any = DEFAULT_THRESHOLD
 
     def staged_predict_proba(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
         """``predict_proba`` of the first ``k`` boosting rounds for each ``k`` of the
@@ -36,8 +38,9 @@ class _ThresholdedBooster(BoosterParams, mlw.MultiLabelLearner):
 
     def staged_predict(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
         """The fitted threshold applied to :meth:`staged_predict_proba`.  Equal to a fresh
-        fit's ``predict`` when the threshold does not depend on the training scores (the
-        default ``"fixed"``, 0.5)."""
+        fit's ``predict`` when the threshold does not depend on the training scores
+        (``"fixed"``, 0.5; the default cardinality matching is tuned on the full model's
+        training scores)."""
         for P in self.staged_predict_proba(X, n_estimators):
             yield self.threshold_.predict(P)
 
