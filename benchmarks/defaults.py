@@ -145,8 +145,8 @@ def run_cell(dataset: str, learner: str) -> dict[str, Any]:
         return rec
     model = mlw.get_learner(learner)
     params = model.get_params(deep=False)
-    rec["decision"] = ("joint" if model._joint_prediction
-                       else f"threshold {params.get('threshold')}")
+    rec["decision"] = (f"threshold {params['threshold']}"
+                       if params.get("threshold") is not None else "joint")
     model.fit(Xtr, Ytr)
     P, S = model.predict_with_scores(Xte)
     rec["cpu_seconds"] = time.process_time() - t0
@@ -205,9 +205,10 @@ def _fmt(rec: dict[str, Any]) -> str:
             f"{rec['empty_prediction_rate']:.3f}")
 
 
-def report(path: Path, alternatives: bool) -> None:
+def report(path: Path, alternatives: bool, derive: tuple[str, ...] = ()) -> None:
     recs = [json.loads(line) for p in str(path).split(",")
             for line in Path(p).read_text().splitlines() if line.strip()]
+    measured = list(recs)  # before the derived rows below
     by = {(r["dataset"], r["learner"]): r for r in recs}
     for (d, lname), r in list(by.items()):
         # BR's model is exactly the ovr_lr reference (MaxAbsScaler + LR, C=1): where the
@@ -217,8 +218,23 @@ def report(path: Path, alternatives: bool) -> None:
             by[(d, "ovr_lr")] = {**r, **fixed, "learner": "ovr_lr",
                                  "decision": "fixed 0.5 (reference)", "alternatives": {}}
             recs.append(by[(d, "ovr_lr")])
+    for lname in derive:
+        # learners whose default became DEFAULT_THRESHOLD on their marginals after part
+        # of the run: "NAME (own)" is the cell at its own joint decision, "NAME" the
+        # cardinality_auto rule on the same fit (what the default now computes)
+        for (d, l2), r in list(by.items()):
+            if l2 != lname or "error" in r:
+                continue
+            alt = r.get("alternatives", {}).get("cardinality_auto")
+            if r.get("decision") == "joint" and "fitted_threshold" not in r:
+                by[(d, f"{lname} (own)")] = {**r, "learner": f"{lname} (own)"}
+                recs.append(by[(d, f"{lname} (own)")])
+            if alt and "error" not in alt:
+                by[(d, lname)] = {**r, **alt, "decision": "threshold cardinality:top_label=auto"}
     ds = [d for d in DATASETS if any(k[0] == d for k in by)]
-    ls = list(dict.fromkeys(r["learner"] for r in recs))
+    first = REFERENCES + ["br", "cc", "pcc", "ml_xgb", "br_xgb", "xdcc", "lacovac", "lcif"]
+    ls = sorted(dict.fromkeys(k[1] for k in by),
+                key=lambda n: (n.endswith("(own)"), first.index(n) if n in first else 99, n))
     true = {d: next((r["true_empty_test"] for r in recs
                      if r["dataset"] == d and "true_empty_test" in r), float("nan"))
             for d in ds}
@@ -242,8 +258,12 @@ def report(path: Path, alternatives: bool) -> None:
                 row.append(f"{r['subset_accuracy']:.3f} / {r['f1_example']:.3f} / "
                            f"{e:.3f}{bad}")
         print("| " + " | ".join(row) + " |")
-    cpu = sum(r.get("cpu_seconds", 0.0) for r in recs)
-    print(f"\n{len(recs)} cells, {cpu / 60:.1f} CPU-minutes in the cells")
+    cpu = sum(r.get("cpu_seconds", 0.0) for r in measured)
+    wall = sum(r.get("wall_seconds", 0.0) for r in measured)
+    loads = [r["load"] for r in measured if "load" in r]
+    print(f"\n{len(measured)} cells measured, {cpu / 60:.1f} CPU-minutes in fit + predict "
+          f"({wall / 60:.0f} wall-minutes, load average "
+          f"{min(loads, default=0):.0f}-{max(loads, default=0):.0f} on 2 cores)")
     if not alternatives:
         return
     print("\nalternatives (same fit): subset accuracy / example F1 / empty rate per rule\n")
@@ -253,7 +273,7 @@ def report(path: Path, alternatives: bool) -> None:
     for lname in ls:
         for d in ds:
             r = by.get((d, lname))
-            if not r or "alternatives" not in r:
+            if not r or not r.get("alternatives"):
                 continue
             cells = []
             for rule in rules:
@@ -274,10 +294,14 @@ def main() -> None:
                     help="print the table of results files (comma-separated)")
     ap.add_argument("--alternatives", action="store_true",
                     help="with --report: the decision rules compared on the same fits")
+    ap.add_argument("--derive", default=None,
+                    help="with --report: learners measured at their own joint decision "
+                         "whose default is now DEFAULT_THRESHOLD on the marginals")
     ap.add_argument("--rerun", action="store_true", help="re-run cells already in --out")
     args = ap.parse_args()
     if args.report:
-        report(Path(args.report), args.alternatives)
+        report(Path(args.report), args.alternatives,
+               tuple(args.derive.split(",")) if args.derive else ())
         return
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
