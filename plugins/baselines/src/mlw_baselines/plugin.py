@@ -101,6 +101,13 @@ _MODEL_TYPES = (
 )
 
 
+_THRESHOLD = ("thresholding strategy tuned in fit (default cardinality:top_label=auto, the "
+              "core's DEFAULT_THRESHOLD): fixed (0.5), pcut, cardinality, one_threshold, "
+              "or a strategy object")
+_CHAIN_THRESHOLD = ("none: the chain's own joint decision; else a thresholding strategy on "
+                    "its marginals, tuned in fit (default cardinality:top_label=auto)")
+
+
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
     register(mlw.LearnerSpec(
@@ -110,8 +117,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         description="Binary relevance: one independent binary classifier per label",
         param_docs={
             "base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
-            "threshold": "thresholding strategy tuned in fit: fixed (0.5), pcut, "
-                         "cardinality, one_threshold, or a strategy object",
+            "threshold": _THRESHOLD,
             "random_state": "seed of randomised shortcut classifiers (trees, forests, SVC)",
             "n_jobs": _N_JOBS,
         },
@@ -127,6 +133,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "order": _ORDER,
             "random_state": _RANDOM_STATE,
             "n_jobs": _N_JOBS,
+            "threshold": _CHAIN_THRESHOLD,
         },
     ))
     register(mlw.LearnerSpec(
@@ -153,6 +160,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "max_exact_labels": "exact inference over all 2^L label vectors up to this "
                                 "many labels, beam search above",
             "beam_width": "prefixes kept per depth by beam search",
+            "threshold": _CHAIN_THRESHOLD,
         },
     ))
     for name, target, description, docs in ADDED_LEARNERS:
