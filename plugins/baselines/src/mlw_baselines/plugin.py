@@ -101,9 +101,9 @@ _MODEL_TYPES = (
 )
 
 
-_THRESHOLD = ("thresholding strategy tuned in fit (default cardinality:top_label=auto, the "
-              "core's DEFAULT_THRESHOLD): fixed (0.5), pcut, cardinality, one_threshold, "
-              "or a strategy object")
+_BR_THRESHOLD = ("thresholding strategy tuned in fit (default cardinality:top_label=auto, the "
+                 "core's DEFAULT_THRESHOLD): fixed (0.5), pcut, cardinality, one_threshold, "
+                 "or a strategy object")
 _CHAIN_THRESHOLD = ("none: the chain's own joint decision; else a thresholding strategy on "
                     "its marginals, tuned in fit (default cardinality:top_label=auto)")
 
@@ -117,7 +117,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         description="Binary relevance: one independent binary classifier per label",
         param_docs={
             "base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
-            "threshold": _THRESHOLD,
+            "threshold": _BR_THRESHOLD,
             "random_state": "seed of randomised shortcut classifiers (trees, forests, SVC)",
             "n_jobs": _N_JOBS,
         },
