@@ -140,8 +140,8 @@ def test_a_plugins_bug_is_exit_1_naming_the_plugin(install_plugins, learner, exp
     assert result.stderr.startswith("plugin error: ")
 
 
-def test_a_plugins_loader_generator_or_metric_bug_is_exit_1_naming_it(install_plugins,
-                                                                     tmp_path) -> None:
+def test_a_plugins_loader_generator_metric_or_threshold_bug_is_exit_1_naming_it(
+        install_plugins, tmp_path) -> None:
     install_plugins(buggy="mlwtest_buggy")
     data = tmp_path / "d.buggy"
     data.write_text("anything")
@@ -162,6 +162,14 @@ def test_a_plugins_loader_generator_or_metric_bug_is_exit_1_naming_it(install_pl
     assert one_json(result.stdout)["error"]["message"].startswith(
         "metric 'buggy_metric' (plugin 'buggy', mlw-buggy) failed in compute: "
         "ZeroDivisionError: division by zero")
+    # a plugin's thresholding strategy is named as itself, not as the learner it runs in
+    for strategy, step, exc in (("buggy_thr_fit", "fit", "ZeroDivisionError"),
+                                ("buggy_thr_predict", "predict", "IndexError")):
+        result = invoke("fit", "-l", "fixture_prior", "--threshold", strategy, "-m",
+                        "hamming_loss", "--json")
+        assert result.exit_code == 1, result.stderr
+        assert one_json(result.stdout)["error"]["message"].startswith(
+            f"threshold {strategy!r} (plugin 'buggy', mlw-buggy) failed in {step}: {exc}")
 
 
 def test_a_plugin_rejecting_its_input_is_bad_input(install_plugins) -> None:

@@ -3,7 +3,8 @@
 predicts the wrong shape, ``buggy_nan`` predicts NaN scores, ``buggy_input`` rejects
 its input with a ValueError (bad input: exit 2); the loader ``buggy_format`` calls
 sys.exit, the generator ``buggy_gen`` raises a KeyError, the metric ``buggy_metric``
-raises ZeroDivisionError."""
+raises ZeroDivisionError, the thresholds ``buggy_thr_fit`` and ``buggy_thr_predict``
+raise in fit and in predict."""
 
 from __future__ import annotations
 
@@ -88,3 +89,28 @@ def metric_raises(ctx: Any) -> float:
 def mlw_register_metrics(register: Callable[[mlw.MetricSpec], None]) -> None:
     register(mlw.MetricSpec("buggy_metric", metric_raises, greater_is_better=True,
                             needs="labels", description="fixture: raises"))
+
+
+class ThresholdFitRaises:
+    needs_training_scores = True
+
+    def fit(self, S: Any, Y: Any) -> Any:
+        raise ZeroDivisionError("in the strategy's fit")
+
+    def predict(self, S: Any) -> Any:  # pragma: no cover - never fitted
+        return (np.asarray(S) >= 0.5).astype(np.uint8)
+
+
+class ThresholdPredictRaises(ThresholdFitRaises):
+    def fit(self, S: Any, Y: Any) -> Any:
+        return self
+
+    def predict(self, S: Any) -> Any:
+        raise IndexError("in the strategy's predict")
+
+
+@mlw.hookimpl
+def mlw_register_thresholds(register: Callable[[mlw.ThresholdSpec], None]) -> None:
+    register(mlw.ThresholdSpec("buggy_thr_fit", ThresholdFitRaises, "fixture: fit raises"))
+    register(mlw.ThresholdSpec("buggy_thr_predict", ThresholdPredictRaises,
+                               "fixture: predict raises"))

@@ -95,6 +95,30 @@ def plugin_call(kind: str, name: str, step: str) -> Iterator[None]:
                           f"traceback)") from exc
 
 
+def _threshold_name(strategy: Any) -> str | None:
+    """The name a thresholding strategy object's class is registered under, if any."""
+    from mlw.plugins import get_plugin_manager
+
+    cls = type(strategy)
+    path = f"{cls.__module__}:{cls.__qualname__}"
+    for name, spec in get_plugin_manager().thresholds().items():
+        if spec.factory is cls or spec.factory == path:
+            return name
+    return None
+
+
+@contextlib.contextmanager
+def threshold_call(strategy: Any, step: str) -> Iterator[None]:
+    """:func:`plugin_call` around a thresholding strategy's ``fit``/``predict``: a
+    plugin's strategy failing is named as itself, not as the learner it runs inside."""
+    name = _threshold_name(strategy)
+    if name is None:
+        yield
+        return
+    with plugin_call("threshold", name, step):
+        yield
+
+
 def check_outputs(model: Any, n: int, n_labels: int | None, *, Y_pred: Any = None,
                   scores: Any = None, log_proba: Any = None, step: str = "predict") -> None:
     """The learner contract on outputs: label sets and scores of shape ``(n, L)``, 0/1

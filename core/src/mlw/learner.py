@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 else:
     from sklearn.base import BaseEstimator, ClassifierMixin
 
-from mlw._guard import check_outputs
+from mlw._guard import check_outputs, threshold_call
 from mlw.registry import LearnerTags
 from mlw.validation import check_X, check_Y
 
@@ -166,7 +166,9 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
             Y = self._predict(X)
             check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, step="predict")
             return self._as_label_dtype(Y)
-        return self._as_label_dtype(self.threshold_.predict(self._checked_scores(X, "predict")))
+        scores = self._checked_scores(X, "predict")
+        with threshold_call(self.threshold_, "predict"):
+            return self._as_label_dtype(self.threshold_.predict(scores))
 
     def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
         """``(predict(X), predict_proba(X))`` from one pass over ``X`` (evaluation uses
@@ -175,7 +177,8 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         X = self._validate_X(X, reset=False)
         if not self._own_decision():
             scores = self._checked_scores(X, "predict")
-            return self._as_label_dtype(self.threshold_.predict(scores)), scores
+            with threshold_call(self.threshold_, "predict"):
+                return self._as_label_dtype(self.threshold_.predict(scores)), scores
         Y, scores = self._predict_with_scores(X)
         check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, scores=scores,
                       step="predict")
@@ -296,4 +299,6 @@ def fit_threshold(choice: Any, training_scores: Any, Y: Any) -> Any:
     """Build the strategy ``choice`` and fit it; ``training_scores`` is a zero-argument
     callable, called only when the strategy needs scores."""
     strategy, needs_scores = make_threshold(choice)
-    return strategy.fit(training_scores() if needs_scores else None, Y)
+    S = training_scores() if needs_scores else None
+    with threshold_call(strategy, "fit"):
+        return strategy.fit(S, Y)

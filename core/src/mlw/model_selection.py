@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from mlw._guard import check_outputs, learner_call
+from mlw._guard import check_outputs, learner_call, threshold_call
 from mlw.dataset import Dataset
 from mlw.evaluation import evaluate
 from mlw.registry import LearnerTags
@@ -378,7 +378,8 @@ def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, 
             if scores is None:
                 raise ValueError(f"{type(model).__name__} gives no label scores, so a "
                                  f"threshold cannot be applied to them")
-            Y_pred = threshold.predict(scores)
+            with threshold_call(threshold, "predict"):
+                Y_pred = threshold.predict(scores)
         elif hasattr(model, "predict_with_scores"):  # mlw learners: one pass
             Y_pred, scores = model.predict_with_scores(X)
         else:
