@@ -123,7 +123,7 @@ def test_separate_and_conquer_masks_gradients():
 
 def test_xdcc_fit_staged_and_both_variants():
     X, Y = _toy(300)
-    m = XDCC(n_estimators=15, max_depth=3, chain_length=3).fit(X, Y)
+    m = XDCC(n_estimators=15, max_depth=3, chain_length=3, threshold=None).fit(X, Y)
     assert m.chain_length_ == 3 and len(m.ensembles_) == 3
     staged = list(m.staged_predict(X))
     assert len(staged) == 3
@@ -134,7 +134,8 @@ def test_xdcc_fit_staged_and_both_variants():
                   .fit(X[:100], Y[:100]).train_state_.frozen.sum(axis=1) == 3)
     both = m.predict_all(X)
     np.testing.assert_array_equal(both["cum"], m.predict(X))
-    std = XDCC(n_estimators=15, max_depth=3, chain_length=3, cumulated=False).fit(X, Y)
+    std = XDCC(n_estimators=15, max_depth=3, chain_length=3, cumulated=False,
+               threshold=None).fit(X, Y)
     np.testing.assert_array_equal(both["std"], std.predict(X))
     P = m.predict_proba(X)
     assert P.shape == Y.shape and np.all((P >= 0) & (P <= 1))
@@ -145,6 +146,26 @@ def test_xdcc_fit_staged_and_both_variants():
     assert d.chain_length_ == min(3, int(np.ceil(Y.sum(1).mean())) + 1)
     assert len(d.round_seconds_) == d.chain_length_
     assert all(np.diff(d.round_seconds_) >= 0)
+
+
+def test_xdcc_and_cc_default_decision_is_the_core_default():
+    """Issue 19: by default XDCC and CC-XGB decide with the core's DEFAULT_THRESHOLD on
+    their marginals (the chain's 0.5 decision left rows empty); staged_predict's last
+    stage is predict, and threshold=None gives back the chain's own decision."""
+    from mlw.thresholds import DEFAULT_THRESHOLD
+
+    X, Y = _toy(200)
+    for cls, kw in ((XDCC, {"chain_length": 2}), (CCXGB, {})):
+        m = cls(n_estimators=6, max_depth=2, **kw).fit(X, Y)
+        assert m.threshold == DEFAULT_THRESHOLD
+        expected = m.threshold_.predict(m.predict_proba(X))
+        np.testing.assert_array_equal(m.predict(X), expected)
+        staged = (list(m.staged_predict(X)) if cls is XDCC
+                  else list(m.staged_predict(X, [3, 6])))
+        np.testing.assert_array_equal(staged[-1], m.predict(X))
+        own = cls(n_estimators=6, max_depth=2, threshold=None, **kw).fit(X, Y)
+        np.testing.assert_array_equal(own.predict_proba(X), m.predict_proba(X))
+        np.testing.assert_array_equal(own.predict(X), own._predict(X))
 
 
 def test_default_chain_length_is_bounded_on_high_cardinality():
@@ -192,7 +213,7 @@ def test_xdcc_rounds_see_label_features():
 def test_cc_log_proba_is_a_distribution():
     X, Y = _toy(150)
     Y = Y[:, :3]
-    m = CCXGB(n_estimators=10, max_depth=2, random_state=2).fit(X, Y)
+    m = CCXGB(n_estimators=10, max_depth=2, random_state=2, threshold=None).fit(X, Y)
     total = np.zeros(X.shape[0])
     for bits in itertools.product([0, 1], repeat=3):
         Yb = np.tile(np.array(bits, np.uint8), (X.shape[0], 1))

@@ -57,9 +57,9 @@ def test_cc_staged_predict_equals_fresh_fit(sparse):
     decisions of the k-round boosters."""
     X, Y = _data(sparse=sparse)
     Xte, _ = _data(60, seed=1, sparse=sparse)
-    long = CCXGB(n_estimators=STAGES[-1], **PARAMS).fit(X, Y)
+    long = CCXGB(n_estimators=STAGES[-1], threshold=None, **PARAMS).fit(X, Y)
     for k, D in zip(STAGES, long.staged_predict(Xte, STAGES), strict=True):
-        fresh = CCXGB(n_estimators=k, **PARAMS).fit(X, Y)
+        fresh = CCXGB(n_estimators=k, threshold=None, **PARAMS).fit(X, Y)
         np.testing.assert_array_equal(D, fresh.predict(Xte))
 
 
@@ -68,7 +68,7 @@ def test_xdcc_chain_prefix_equals_shorter_chain():
     rounds of one long chain is the decision of a chain of length r (both variants)."""
     X, Y = _data()
     Xte, _ = _data(60, seed=1)
-    kw = dict(n_estimators=6, **PARAMS)
+    kw = dict(n_estimators=6, threshold=None, **PARAMS)
     long = XDCC(chain_length=4, **kw).fit(X, Y)
     for cumulated in (True, False):
         long.set_params(cumulated=cumulated)

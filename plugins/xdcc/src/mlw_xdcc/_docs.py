@@ -7,10 +7,19 @@ numba or the estimators, so registering the plugin stays cheap.
 
 from mlw_xdcc._params import BOOSTER_PARAM_DOCS
 
-__all__ = ["BOOSTER_PARAM_DOCS", "CC_DOCS", "THRESHOLD_DOCS", "XDCC_DOCS"]
+__all__ = ["BOOSTER_PARAM_DOCS", "CC_DOCS", "JOINT_THRESHOLD_DOCS", "THRESHOLD_DOCS",
+           "XDCC_DOCS"]
 
 THRESHOLD_DOCS = {
-    "threshold": "thresholding strategy applied to predict_proba (default 'fixed': 0.5)",
+    "threshold": "thresholding strategy applied to predict_proba (default: the core's "
+                 "'cardinality:top_label=auto'; 'fixed' is the 0.5 cut)",
+}
+
+#: A chain's ``threshold``: its own decision or a strategy on its marginals (issue 19).
+JOINT_THRESHOLD_DOCS = {
+    "threshold": "None: the chain's own decision (the paper's); otherwise a thresholding "
+                 "strategy applied to predict_proba (default: the core's "
+                 "'cardinality:top_label=auto')",
 }
 
 XDCC_DOCS = {

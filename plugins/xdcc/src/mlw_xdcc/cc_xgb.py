@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 import mlw
+from mlw.thresholds import DEFAULT_THRESHOLD
 from mlw.validation import check_Y
 from mlw_xdcc._common import augment, dense_labels
 from mlw_xdcc._params import BoosterParams
@@ -25,6 +26,10 @@ class CCXGB(BoosterParams, mlw.MultiLabelLearner):
     appended for the next.  ``predict_proba`` returns the probabilities met along that
     greedy path and ``log_proba_of(X, Y)`` the chain's exact log P(y | x).
 
+    ``threshold``: ``None`` makes ``predict`` the greedy chain; by default
+    (:data:`mlw.thresholds.DEFAULT_THRESHOLD`, issue 19, as the baselines' ``cc``) a
+    thresholding strategy decides on the greedy path's probabilities instead.
+
     ``order``: ``None`` for a random order drawn from ``random_state``, or a
     permutation of ``range(L)``; the booster parameters are :class:`BoosterParams`'.
     """
@@ -33,6 +38,7 @@ class CCXGB(BoosterParams, mlw.MultiLabelLearner):
     _joint_prediction = True
 
     order: Sequence[int] | None = None
+    threshold: Any = DEFAULT_THRESHOLD
 
     def _fit(self, X: Any, Y: Any) -> None:
         params = self.booster_params()
@@ -72,7 +78,8 @@ class CCXGB(BoosterParams, mlw.MultiLabelLearner):
 
     def staged_predict(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
         """The greedy chain's decisions with the first ``k`` boosting rounds of every
-        label's booster, for each ``k`` of the increasing ``n_estimators``.
+        label's booster, for each ``k`` of the increasing ``n_estimators`` (with a
+        ``threshold`` set, the fitted threshold applied to that walk's probabilities).
 
         Each label's booster is trained on the *true* earlier labels, so it does not
         depend on how many rounds the other boosters have, and its first ``k`` rounds are
@@ -83,6 +90,7 @@ class CCXGB(BoosterParams, mlw.MultiLabelLearner):
         ks = list(n_estimators)
         n, L = X.shape[0], self.n_labels_
         D = np.zeros((len(ks), n, L), dtype=np.uint8)
+        P = np.empty((len(ks), n, L))
         for k, j in enumerate(self.order_):
             # the k-th booster's input differs per stage (earlier decisions differ), so
             # it is evaluated per stage, but each stage only walks its own prefix
@@ -90,8 +98,13 @@ class CCXGB(BoosterParams, mlw.MultiLabelLearner):
                 prev = D[s][:, self.order_[:k]]
                 Xa = augment(X, prev) if k else X
                 m = next(iter(self.ensembles_[k].staged_decision_function(Xa, [nk])))
-                D[s][:, j] = _sigmoid(m[:, 0]) >= 0.5
-        yield from D
+                P[s][:, j] = _sigmoid(m[:, 0])
+                D[s][:, j] = P[s][:, j] >= 0.5
+        if self._own_decision():
+            yield from D
+        else:   # the fitted threshold on each stage's greedy-path probabilities
+            for Ps in P:
+                yield self._as_label_dtype(self.threshold_.predict(Ps))
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self._chain(X, None)[0]

@@ -14,13 +14,13 @@ _MODEL_TYPES = ("mlw_xdcc.booster:TreeEnsemble", "mlw_xdcc.xdcc:ChainState")
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
     from mlw_xdcc._docs import BOOSTER_PARAM_DOCS as P
-    from mlw_xdcc._docs import CC_DOCS, THRESHOLD_DOCS, XDCC_DOCS
+    from mlw_xdcc._docs import CC_DOCS, JOINT_THRESHOLD_DOCS, THRESHOLD_DOCS, XDCC_DOCS
 
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
         name="xdcc", factory="mlw_xdcc.xdcc:XDCC",
         description="dynamic classifier chain of gradient-boosted multi-label trees (XDCC)",
-        param_docs={**P, **XDCC_DOCS}))
+        param_docs={**P, **XDCC_DOCS, **JOINT_THRESHOLD_DOCS}))
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
         name="ml_xgb", factory="mlw_xdcc.ml_xgb:MLXGB",
@@ -35,4 +35,4 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         model_types=_MODEL_TYPES,
         name="cc_xgb", factory="mlw_xdcc.cc_xgb:CCXGB",
         description="greedy classifier chain of single-label boosters (the ML-XGB booster)",
-        param_docs={**P, **CC_DOCS}))
+        param_docs={**P, **CC_DOCS, **JOINT_THRESHOLD_DOCS}))
