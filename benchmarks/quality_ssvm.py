@@ -148,7 +148,7 @@ def run(args) -> None:
                        "load_before": os.getloadavg()[0], "learners": {}}
                 for label, (name, own) in LEARNERS.items():
                     rec["learners"][label] = fit_grid(name, own, grid, tr, va, te)
-                br = mlw.get_learner("br", base_estimator="linear_svc")
+                br = mlw.get_learner("br", base_estimator="linear_svc", threshold="fixed")
                 t = time.process_time()
                 br.fit(tr.X, tr.Y)
                 rec["learners"]["BR(LinearSVC)"] = {
@@ -227,7 +227,7 @@ def real(args) -> None:
             print(f"{name:6} {label:11} C={res['C']:g} fit {cpu:6.1f} CPU s "
                   f"it={learner.n_iter_} 0/1={m['zero_one']:.2f} Hl={m['hamming']:.2f} "
                   f"1-F1={m['one_minus_f1']:.2f} load={os.getloadavg()[0]:.1f}", flush=True)
-        br = mlw.get_learner("br", base_estimator="linear_svc")
+        br = mlw.get_learner("br", base_estimator="linear_svc", threshold="fixed")
         t = time.process_time()
         br.fit(tr.X, tr.Y)
         cpu = time.process_time() - t

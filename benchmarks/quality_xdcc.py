@@ -70,6 +70,10 @@ GRIDS = {
                   split=["sum_gain", "max_weight"]),
 }
 
+#: The paper's decisions (mlw's defaults threshold the marginals since issue 19): BR and
+#: ML-XGB cut at 0.5, CC is the greedy chain, XDCC its own Eq. 9 decision.
+PAPER_DECISION = {"BR": "fixed", "CC": None, "ML-XGB": "fixed"}
+
 
 def dense(Y):
     return np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.uint8)
@@ -109,7 +113,7 @@ def _fit_and_score(family: str, cfg: dict, rounds: list[int], c: int, Xfi, Yfi, 
 
     out = []
     if family == "XDCC":
-        m = XDCC(chain_length=c, **cfg, random_state=seed).fit(Xfi, Yfi)
+        m = XDCC(chain_length=c, **cfg, random_state=seed, threshold=None).fit(Xfi, Yfi)
         for r, both in enumerate(m.staged_predict_all(Xva), start=1):
             for v in ("std", "cum"):
                 s = f1(Yva, both[v])
@@ -118,7 +122,8 @@ def _fit_and_score(family: str, cfg: dict, rounds: list[int], c: int, Xfi, Yfi, 
                 out.append((f"XDCC-{v}-c", {**cfg, "chain_length": r}, s))
         return out, _depth_reached(m)
     cls = {"BR": BRXGB, "CC": CCXGB, "ML-XGB": MLXGB}[family]
-    m = cls(n_estimators=rounds[-1], **cfg, random_state=seed).fit(Xfi, Yfi)
+    m = cls(n_estimators=rounds[-1], **cfg, random_state=seed,
+            threshold=PAPER_DECISION[family]).fit(Xfi, Yfi)
     for k, P in zip(rounds, m.staged_predict(Xva, rounds), strict=True):
         out.append((family, {"n_estimators": k, **cfg}, f1(Yva, P)))
     return out, _depth_reached(m)
@@ -158,11 +163,11 @@ def refit(variant: str, cfg: dict, Xtr, Ytr, Xte, seed: int):
     t = time.process_time()
     if variant.startswith("XDCC"):
         c = cfg.pop("chain_length", None) or default_chain_length(Ytr)
-        m = XDCC(chain_length=c, **cfg, random_state=seed).fit(Xtr, Ytr)
+        m = XDCC(chain_length=c, **cfg, random_state=seed, threshold=None).fit(Xtr, Ytr)
         fit = time.process_time() - t
         return m.predict_all(Xte), fit
     cls = {"BR": BRXGB, "CC": CCXGB, "ML-XGB": MLXGB}[variant]
-    m = cls(**cfg, random_state=seed).fit(Xtr, Ytr)
+    m = cls(**cfg, random_state=seed, threshold=PAPER_DECISION[variant]).fit(Xtr, Ytr)
     fit = time.process_time() - t
     return m.predict(Xte), fit
 

@@ -62,7 +62,8 @@ def main() -> int:
     ap.add_argument("--split", default="sum_gain")
     args = ap.parse_args()
     kw = dict(n_estimators=args.n_estimators, max_depth=args.max_depth,
-              learning_rate=args.learning_rate, split=args.split)
+              learning_rate=args.learning_rate, split=args.split,
+              threshold=None)   # the chain's own decisions (predict_all)
     print(f"setting {kw}, {args.folds}-fold out-of-fold propagation; default chain length")
     print("| data set | training propagation | decision | HA | SA | example F1 | empty "
           "| propagated acc. train / test | fit CPU s |")

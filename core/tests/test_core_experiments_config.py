@@ -59,6 +59,20 @@ def test_a_config_is_parsed_checked_and_enumerated(tmp_path, mulan_dir) -> None:
     assert [c.cell_id for c in again] == [c.cell_id for c in cells]  # ids are stable
 
 
+def test_none_in_params_and_grids_is_none(tmp_path, mulan_dir) -> None:
+    """TOML has no null: "none" sets a parameter to None, as --param NAME=none does (the
+    paper configs give CC and XDCC their own decisions with threshold = "none")."""
+    text = CONFIG.format(mulan=mulan_dir).replace(
+        'params = {{base_estimator = "decision_tree"}}'.replace("{{", "{").replace("}}", "}"),
+        'params = {base_estimator = "decision_tree", threshold = "none"}')
+    text = text.replace('grid = {base_estimator = ["logistic_regression", "decision_tree"]}',
+                        'grid = {threshold = ["null", "pcut"]}')
+    exp = load_config(_write(tmp_path, text))
+    assert exp.learner("br_tree").params == {"base_estimator": "decision_tree",
+                                             "threshold": None}
+    assert exp.learner("cc").grid == {"threshold": [None, "pcut"]}
+
+
 def test_overrides_select_and_reduce(tmp_path, mulan_dir) -> None:
     exp = load_config(_write(tmp_path, CONFIG.format(mulan=mulan_dir)))
     small = exp.with_overrides(learners=["cc"], datasets=["flags"], folds=3, only_folds=[0])

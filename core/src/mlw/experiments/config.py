@@ -237,6 +237,14 @@ def _selection(path: str | None, key: str, raw: Any) -> Selection | None:
                      folds=folds, seed=seed)
 
 
+def _none(value: Any) -> Any:
+    """TOML has no null: the text ``"none"``/``"null"`` is ``None`` for a parameter, as
+    in the CLI's ``--param NAME=none`` (:func:`mlw.params.parse_value`)."""
+    if isinstance(value, str) and value.strip().lower() in ("none", "null"):
+        return None
+    return value
+
+
 def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
              ) -> LearnerEntry:
     where = f"learners.{key}"
@@ -278,8 +286,10 @@ def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
     if metrics is not None and (not isinstance(metrics, list) or not metrics or
                                 not all(isinstance(m, str) for m in metrics)):
         raise _fail(path, f"{where}.metrics", "expected a non-empty list of metric names")
-    return LearnerEntry(key=key, learner=name, params=dict(params), threshold=threshold,
-                        grid={k: list(v) for k, v in grid.items()}, select=select,
+    return LearnerEntry(key=key, learner=name,
+                        params={k: _none(v) for k, v in params.items()}, threshold=threshold,
+                        grid={k: [_none(x) for x in v] for k, v in grid.items()},
+                        select=select,
                         stages=stages, label=label,
                         metrics=tuple(metrics) if metrics else None)
 
