@@ -97,7 +97,7 @@ def write_records(records: Sequence[dict[str, Any]], path: str | os.PathLike[str
     >>> pl.read_csv(out).to_dicts()
     [{'fold': 0, 'metric_f1_micro': 0.5}]
     """
-    from mlw._atomic import atomic_write
+    from mlw.files import atomic_write
 
     p = check_results_path(path)
     frame = records_frame(records)
