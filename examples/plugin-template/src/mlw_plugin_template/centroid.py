@@ -39,7 +39,7 @@ class NearestCentroid(mlw.MultiLabelLearner):
     >>> Y = np.array([[1, 0], [1, 0], [0, 1], [0, 1]])
     >>> NearestCentroid(threshold="fixed").fit(X, Y).predict(np.array([[0.05], [1.05]]))
     array([[1, 0],
-           [0, 1]], dtype=uint8)
+           [0, 1]])
     """
 
     def __init__(self, threshold: str = "pcut") -> None:
