@@ -10,8 +10,9 @@ for ARFF (with a Mulan XML) and XC. See ``docs/datasets.md``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mlw.lazy import attach
 
 #: Public name -> defining module, imported on first use (PEP 562): importing
 #: ``mlw.io`` (or one of its light modules, such as ``mlw.io.bundled``) loads no
@@ -75,17 +76,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mlw.io' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = attach(__name__, _LAZY)
 
 
 if TYPE_CHECKING:

@@ -6,8 +6,9 @@ with Multi-Label Trees", ECAI 2016.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mlw.lazy import attach
 
 #: Public name -> defining module, imported on first use (PEP 562): importing the
 #: package, as the plugin's registration does, loads no estimator, numba or
@@ -29,17 +30,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = attach(__name__, _LAZY)
 
 
 if TYPE_CHECKING:

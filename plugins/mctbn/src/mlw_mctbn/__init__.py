@@ -9,7 +9,9 @@ on first use of a public name (PEP 562).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mlw.lazy import attach
 
 __version__ = "0.1.0"
 
@@ -19,9 +21,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from mlw_mctbn.model import CTBN, MixtureOfCTBNs
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from mlw_mctbn import model
-
-        return getattr(model, name)
-    raise AttributeError(f"module 'mlw_mctbn' has no attribute {name!r}")
+__getattr__, __dir__ = attach(__name__, {name: "mlw_mctbn.model" for name in __all__})

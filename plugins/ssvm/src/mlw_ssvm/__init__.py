@@ -8,8 +8,9 @@ the package (or its ``plugin`` module) loads neither numba nor scikit-learn.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mlw.lazy import attach
 
 if TYPE_CHECKING:  # pragma: no cover
     from mlw_ssvm.model import StructF1, StructHamming, StructSubset, StructuredSVM
@@ -26,11 +27,4 @@ _PUBLIC = {
 __all__ = ["StructF1", "StructHamming", "StructSubset", "StructuredSVM", "generate_synthetic"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _PUBLIC:
-        return getattr(importlib.import_module(_PUBLIC[name]), name)
-    raise AttributeError(f"module 'mlw_ssvm' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_PUBLIC))
+__getattr__, __dir__ = attach(__name__, _PUBLIC)

@@ -6,8 +6,9 @@ The learners are registered with mlw as ``xdcc``, ``ml_xgb``, ``br_xgb`` and ``c
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mlw.lazy import attach
 
 __version__ = "0.1.0"
 
@@ -37,17 +38,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = attach(__name__, _LAZY)
 
 
 if TYPE_CHECKING:
