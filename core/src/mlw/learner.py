@@ -166,9 +166,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
             Y = self._predict(X)
             check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, step="predict")
             return self._as_label_dtype(Y)
-        scores = self._checked_scores(X, "predict")
-        with threshold_call(self.threshold_, "predict"):
-            return self._as_label_dtype(self.threshold_.predict(scores))
+        return self._thresholded(self._checked_scores(X, "predict"))
 
     def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
         """``(predict(X), predict_proba(X))`` from one pass over ``X`` (evaluation uses
@@ -177,12 +175,18 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         X = self._validate_X(X, reset=False)
         if not self._own_decision():
             scores = self._checked_scores(X, "predict")
-            with threshold_call(self.threshold_, "predict"):
-                return self._as_label_dtype(self.threshold_.predict(scores)), scores
+            return self._thresholded(scores), scores
         Y, scores = self._predict_with_scores(X)
         check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, scores=scores,
                       step="predict")
         return self._as_label_dtype(Y), scores
+
+    def _thresholded(self, scores: Any) -> Any:
+        """The fitted threshold applied to ``scores`` (a strategy's bug named as its
+        plugin's), in the training labels' dtype: ``predict`` and every staged
+        prediction of a learner deciding by threshold go through here."""
+        with threshold_call(self.threshold_, "predict"):
+            return self._as_label_dtype(self.threshold_.predict(scores))
 
     def _as_label_dtype(self, Y: Any) -> Any:
         """Label sets in the dtype of the training labels (a model fitted before

@@ -104,7 +104,7 @@ class CCXGB(BoosterParams, mlw.MultiLabelLearner):
             yield from D
         else:   # the fitted threshold on each stage's greedy-path probabilities
             for Ps in P:
-                yield self._as_label_dtype(self.threshold_.predict(Ps))
+                yield self._thresholded(Ps)
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self._chain(X, None)[0]

@@ -42,7 +42,7 @@ class _ThresholdedBooster(BoosterParams, mlw.MultiLabelLearner):
         (``"fixed"``, 0.5; the default cardinality matching is tuned on the full model's
         training scores)."""
         for P in self.staged_predict_proba(X, n_estimators):
-            yield self.threshold_.predict(P)
+            yield self._thresholded(P)
 
     def _staged_proba(self, X: Any, n_estimators: Sequence[int]) -> Iterator[np.ndarray]:
         raise NotImplementedError  # pragma: no cover - overridden

@@ -256,7 +256,7 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
             if own:
                 yield state.decision(self.cumulated)
             else:
-                yield self._as_label_dtype(self.threshold_.predict(state.proba(self.cumulated)))
+                yield self._thresholded(state.proba(self.cumulated))
 
     def staged_predict_proba(self, X: Any) -> Iterator[np.ndarray]:
         """The marginals after each round 1..chain_length_."""
