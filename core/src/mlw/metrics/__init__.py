@@ -201,6 +201,36 @@ def average_precision(Y_true: Any, scores: Any) -> float:
     return _rk.average_precision(EvalContext(Y_true, scores=scores))
 
 
+def specificity_micro(Y_true: Any, Y_pred: Any) -> float:
+    """ΣTN / (ΣTN + ΣFP) over all instance-label pairs."""
+    return _sc.specificity_micro(EvalContext(Y_true, Y_pred))
+
+
+def specificity_macro(Y_true: Any, Y_pred: Any) -> float:
+    """Mean over labels of TN / (TN + FP)."""
+    return _sc.specificity_macro(EvalContext(Y_true, Y_pred))
+
+
+def auc_micro(Y_true: Any, scores: Any) -> float:
+    """ROC AUC of all instance-label pairs pooled (scikit-learn's ``average="micro"``)."""
+    return _sc.auc_micro(EvalContext(Y_true, scores=scores))
+
+
+def auc_macro(Y_true: Any, scores: Any) -> float:
+    """Mean of the labels' ROC AUC (scikit-learn's ``average="macro"``)."""
+    return _sc.auc_macro(EvalContext(Y_true, scores=scores))
+
+
+def average_precision_micro(Y_true: Any, scores: Any) -> float:
+    """Average precision of all pairs pooled (``average_precision_score`` micro)."""
+    return _sc.average_precision_micro(EvalContext(Y_true, scores=scores))
+
+
+def average_precision_macro(Y_true: Any, scores: Any) -> float:
+    """Mean of the labels' average precision (MAP; ``average_precision_score`` macro)."""
+    return _sc.average_precision_macro(EvalContext(Y_true, scores=scores))
+
+
 __all__ = [
     "BUILTIN_METRICS",
     "EvalContext",
@@ -231,33 +261,3 @@ __all__ = [
     "specificity_micro",
     "subset_accuracy",
 ]
-
-
-def specificity_micro(Y_true: Any, Y_pred: Any) -> float:
-    """ΣTN / (ΣTN + ΣFP) over all instance-label pairs."""
-    return _sc.specificity_micro(EvalContext(Y_true, Y_pred))
-
-
-def specificity_macro(Y_true: Any, Y_pred: Any) -> float:
-    """Mean over labels of TN / (TN + FP)."""
-    return _sc.specificity_macro(EvalContext(Y_true, Y_pred))
-
-
-def auc_micro(Y_true: Any, scores: Any) -> float:
-    """ROC AUC of all instance-label pairs pooled (scikit-learn's ``average="micro"``)."""
-    return _sc.auc_micro(EvalContext(Y_true, scores=scores))
-
-
-def auc_macro(Y_true: Any, scores: Any) -> float:
-    """Mean of the labels' ROC AUC (scikit-learn's ``average="macro"``)."""
-    return _sc.auc_macro(EvalContext(Y_true, scores=scores))
-
-
-def average_precision_micro(Y_true: Any, scores: Any) -> float:
-    """Average precision of all pairs pooled (``average_precision_score`` micro)."""
-    return _sc.average_precision_micro(EvalContext(Y_true, scores=scores))
-
-
-def average_precision_macro(Y_true: Any, scores: Any) -> float:
-    """Mean of the labels' average precision (MAP; ``average_precision_score`` macro)."""
-    return _sc.average_precision_macro(EvalContext(Y_true, scores=scores))
