@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
 
 
 def correlated(n: int = 120, d: int = 5, L: int = 4, seed: int = 0):
@@ -32,3 +33,19 @@ def sparse_text(n: int = 150, d: int = 60, L: int = 4, density: float = 0.08, se
         score = np.asarray(X[:, words].sum(axis=1)).ravel()
         Y[:, j] = (score + rng.normal(scale=0.3, size=n)) > 0.5
     return X, Y
+
+
+class SparseOnlyLR(LogisticRegression):
+    """Fails loudly if it is ever given dense features."""
+
+    def fit(self, X, y, sample_weight=None):
+        assert sp.issparse(X), f"densified: got {type(X).__name__}"
+        return super().fit(X, y, sample_weight)
+
+    def predict_proba(self, X):
+        assert sp.issparse(X), f"densified: got {type(X).__name__}"
+        return super().predict_proba(X)
+
+    def decision_function(self, X):
+        assert sp.issparse(X), f"densified: got {type(X).__name__}"
+        return super().decision_function(X)

@@ -10,9 +10,8 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from baselines_testdata import correlated
+from baselines_testdata import SparseOnlyLR, correlated
 from sklearn.base import clone
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, make_scorer
 from sklearn.model_selection import GridSearchCV, KFold
 
@@ -36,22 +35,6 @@ SMALL = {  # name -> (class, small parameters that keep the tests fast)
     "brknn": (BRkNN, {"k": 5}),
     "iblr": (IBLR, {"k": 5}),
 }
-
-
-class SparseOnlyLR(LogisticRegression):
-    """Fails loudly if it is ever given dense features."""
-
-    def fit(self, X, y, sample_weight=None):
-        assert sp.issparse(X), f"densified: got {type(X).__name__}"
-        return super().fit(X, y, sample_weight)
-
-    def predict_proba(self, X):
-        assert sp.issparse(X), f"densified: got {type(X).__name__}"
-        return super().predict_proba(X)
-
-    def decision_function(self, X):
-        assert sp.issparse(X), f"densified: got {type(X).__name__}"
-        return super().decision_function(X)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from baselines_testdata import correlated, sparse_text
+from baselines_testdata import SparseOnlyLR, correlated, sparse_text
 from sklearn.linear_model import LogisticRegression
 
 import mlw
@@ -19,22 +19,6 @@ from mlw_baselines import (
 )
 
 ALL = [BinaryRelevance, ClassifierChain, LabelPowerset, ProbabilisticClassifierChain]
-
-
-class SparseOnlyLR(LogisticRegression):
-    """Fails loudly if it is ever given dense features."""
-
-    def fit(self, X, y, sample_weight=None):
-        assert sp.issparse(X), f"densified: got {type(X).__name__}"
-        return super().fit(X, y, sample_weight)
-
-    def predict_proba(self, X):
-        assert sp.issparse(X), f"densified: got {type(X).__name__}"
-        return super().predict_proba(X)
-
-    def decision_function(self, X):
-        assert sp.issparse(X), f"densified: got {type(X).__name__}"
-        return super().decision_function(X)
 
 
 @pytest.fixture(scope="module")
