@@ -17,10 +17,10 @@ starting the ``mlw`` command stay cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mlw.hookspecs import hookimpl
+from mlw.lazy import attach
 from mlw.registry import (
     GeneratorSpec,
     LearnerSpec,
@@ -87,19 +87,7 @@ _SUBMODULES = frozenset({
 })
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f"mlw.{name}")
-    raise AttributeError(f"module 'mlw' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+__getattr__, __dir__ = attach(__name__, _LAZY, submodules=_SUBMODULES)
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see

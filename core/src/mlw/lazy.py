@@ -11,13 +11,14 @@ plugin uses so that importing it (or its ``plugin`` module) stays cheap.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 __all__ = ["attach"]
 
 
 def attach(package: str, exports: Mapping[str, str], *,
+           submodules: Iterable[str] = (),
            namespace: MutableMapping[str, Any] | None = None
            ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``: the public name ``NAME`` is
@@ -28,11 +29,13 @@ def attach(package: str, exports: Mapping[str, str], *,
 
         __getattr__, __dir__ = attach(__name__, _LAZY)
 
-    An unknown name raises ``AttributeError`` as a module would.
+    A name in ``submodules`` is the submodule ``package.NAME``, imported on first access
+    (the import itself binds it in the package). An unknown name raises ``AttributeError`` as a module would.
     """
     import sys
 
     exports = dict(exports)
+    submodules = frozenset(submodules)
 
     def _namespace() -> MutableMapping[str, Any]:
         return namespace if namespace is not None else vars(sys.modules[package])
@@ -40,12 +43,14 @@ def attach(package: str, exports: Mapping[str, str], *,
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None:
+            if name in submodules:
+                return importlib.import_module(f"{package}.{name}")
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
         _namespace()[name] = value
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(_namespace()) | set(exports))
+        return sorted(set(_namespace()) | set(exports) | submodules)
 
     return __getattr__, __dir__
