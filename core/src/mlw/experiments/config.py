@@ -277,8 +277,7 @@ def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
     threshold = raw.get("threshold", default_threshold)
     if threshold is not None and not isinstance(threshold, str):
         raise _fail(path, f"{where}.threshold", "expected a thresholding strategy name")
-    if threshold == "none":
-        threshold = None  # the learner as it is, whatever the experiment's default
+    threshold = _none(threshold)  # "none": the learner as it is, whatever the default
     label = raw.get("label")
     if label is not None and not isinstance(label, str):
         raise _fail(path, f"{where}.label", "expected text")
