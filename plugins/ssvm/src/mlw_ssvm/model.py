@@ -161,15 +161,17 @@ class StructuredSVM(MultiLabelLearner):
         # the oracles work on a row's dense label vector (their argmax is over all L
         # labels), so Y is densified: n x L bytes
         Yd = dense_labels(Y)
-        key = (code, beta2, bias, _checksum(X, Yd))
+        warm_start = check_param("warm_start", self.warm_start, bool)
+        # the data checksum copies and hashes X: only a warm start needs it
+        key = (code, beta2, bias, _checksum(X, Yd)) if warm_start else None
         state = None
-        if check_param("warm_start", self.warm_start, bool):
+        if warm_start:
             previous = getattr(self, "_warm_state", None)
             if previous is not None and previous[0] == key:
                 state = previous[1]
         res = solve(X, Yd, loss_code=code, beta2=beta2, C=C, epsilon=epsilon, bias=bias,
                     cache_size=cache_size, max_iter=max_iter, state=state)
-        self._warm_state = (key, res.state) if self.warm_start else None
+        self._warm_state = (key, res.state) if warm_start else None
         p = X.shape[1]
         self.W_ = res.W  # (p + 1, L): the learner's whole state, bias row last
         self.coef_ = np.ascontiguousarray(res.W[:p].T)
