@@ -17,7 +17,8 @@ _COMMON = {
                "epsilon (loss units; the paper: 0.1)",
     "bias": "value of the constant feature appended to x (0: no intercept)",
     "cache_size": "label vectors cached per example (SVM-struct's -f, the paper: 5); "
-                  "0: no cache, the oracle on every example each iteration (faster here)",
+                  "0: no cache, the oracle on every example each iteration (faster for "
+                  "struct_hamming and struct_subset, on par for struct_f1: README)",
     "max_iter": "most cutting-plane iterations (QP solves)",
     "warm_start": "a refit on the same data (e.g. for another C) starts from the previous "
                   "fit's working set and constraint cache",
