@@ -229,3 +229,21 @@ def test_cc_order_validation():
         CCXGB(n_estimators=2, order=[0, 0, 1, 2]).fit(X, Y)
     m = CCXGB(n_estimators=2, order=[3, 2, 1, 0]).fit(X, Y)
     assert m.order_.tolist() == [3, 2, 1, 0]
+
+
+@pytest.mark.parametrize("label_features", ["probability", "binary"])
+@pytest.mark.parametrize("cumulated", [True, False])
+def test_xdcc_training_scores_reuse_the_training_state(label_features, cumulated):
+    """In-sample propagation: the threshold's training scores are the training state's
+    marginals, equal to predict_proba on the training rows (no second chain pass)."""
+    X, Y = _toy()
+    m = XDCC(n_estimators=10, label_features=label_features, cumulated=cumulated).fit(X, Y)
+    np.testing.assert_array_equal(m._training_scores(X, Y), m.predict_proba(X))
+
+
+def test_xdcc_out_of_fold_training_scores_are_predict_proba():
+    """Out-of-fold propagation's training state is not the chain's pass over the training
+    rows, so the threshold is tuned on predict_proba, recomputed."""
+    X, Y = _toy()
+    m = XDCC(n_estimators=10, propagation="out_of_fold", propagation_folds=3).fit(X, Y)
+    np.testing.assert_array_equal(m._training_scores(X, Y), m.predict_proba(X))

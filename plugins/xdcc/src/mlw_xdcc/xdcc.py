@@ -210,6 +210,15 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
             self.round_seconds_.append(time.process_time() - t0)
         self.train_state_ = state
 
+    def _training_scores(self, X: Any, Y: Any) -> np.ndarray:
+        """The threshold's training scores.  With in-sample propagation the training
+        state *is* the chain's pass over the training rows (tested equal to
+        ``predict_proba(X)``), so its marginals are reused instead of a second pass; the
+        out-of-fold state differs from ``predict_proba``, which is then recomputed."""
+        if self.propagation != "in_sample":
+            return super()._training_scores(X, Y)
+        return self.train_state_.proba(self.cumulated)
+
     def _propagation_folds(self, n: int) -> np.ndarray | None:
         """Fold id of each training row for out-of-fold propagation (None: in-sample)."""
         k = check_param("propagation_folds", self.propagation_folds, int, low=2)
