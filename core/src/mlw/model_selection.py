@@ -354,8 +354,9 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
                     metrics: Iterable[str] | None = None, *,
                     threshold: Any = None) -> tuple[dict[str, float], float]:
     """Evaluate a fitted learner on ``(X, Y)``: returns the metrics and the seconds spent
-    predicting (``predict``, plus ``predict_proba`` and ``log_proba_of`` where the
-    learner has them; an mlw learner computes its label sets and scores in one pass).
+    predicting (``predict``, plus ``predict_proba`` where the learner has it and
+    ``log_proba_of`` when a requested metric reads it; an mlw learner computes its
+    label sets and scores in one pass).
 
     ``threshold``, a *fitted* thresholding strategy, replaces the learner's own label
     sets: the label-set metrics then score ``threshold.predict(predict_proba(X))``.
@@ -370,7 +371,13 @@ def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, 
     """:func:`evaluate_fitted`, and the per-label table when ``per_label``. The seconds
     are those of the predictions alone: neither the metrics nor numba compiling."""
     from mlw.jit import compile_timer
+    from mlw.plugins import get_plugin_manager
 
+    names = None if metrics is None else list(metrics)
+    pm = get_plugin_manager()
+    # log P(y|x) only when a metric reads it (cll_loss): it is a pass of its own
+    wants_joint = hasattr(model, "log_proba_of") and (
+        names is None or any(pm.metric(n).needs == "joint" for n in names))
     with compile_timer() as compiling, learner_call(model, "predict"):
         start = time.perf_counter()
         if threshold is not None:
@@ -384,12 +391,11 @@ def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, 
             Y_pred, scores = model.predict_with_scores(X)
         else:
             Y_pred, scores = model.predict(X), _scores_of(model, X)
-        log_proba = model.log_proba_of(X, Y) if hasattr(model, "log_proba_of") else None
+        log_proba = model.log_proba_of(X, Y) if wants_joint else None
         seconds = max(time.perf_counter() - start - compiling.seconds, 0.0)
     n_labels = getattr(Y, "shape", (None, None))[1]
     check_outputs(model, X.shape[0], n_labels, Y_pred=Y_pred, scores=scores,
                   log_proba=log_proba)
-    names = None if metrics is None else list(metrics)
     values = evaluate(Y, Y_pred, scores=scores, metrics=names, log_proba=log_proba)
     table = evaluate(Y, Y_pred, scores=scores, per_label=True,
                      label_names=label_names) if per_label else None
