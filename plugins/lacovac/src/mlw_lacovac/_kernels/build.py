@@ -23,6 +23,7 @@ from mlw_lacovac._kernels.split_dense import partition_dense, search_dense
 from mlw_lacovac._kernels.split_sparse import partition_sparse, search_sparse
 from mlw_lacovac._kernels.stats import (
     lacova_cov_threshold,
+    node_stats,
     phi_matrix,
     sum_abs_covariance,
     threshold_components,
@@ -40,29 +41,6 @@ def _grow(a, need):
     b = np.empty(max(need, 2 * a.size), a.dtype)
     b[:a.size] = a
     return b
-
-
-@njit(cache=True)
-def node_stats(y_indptr, y_indices, rows, label_map, nloc, counts, co, buf):
-    """Label counts ``counts[:nloc]`` and pair co-occurrence counts ``co[:nloc, :nloc]``
-    (upper triangle) of a node, into preallocated buffers."""
-    for j in range(nloc):
-        counts[j] = 0
-        for k in range(nloc):
-            co[j, k] = 0
-    for t in range(rows.size):
-        r = rows[t]
-        m = 0
-        for p in range(y_indptr[r], y_indptr[r + 1]):
-            j = label_map[y_indices[p]]
-            if j >= 0:
-                buf[m] = j
-                m += 1
-        for a in range(m):
-            ja = buf[a]
-            counts[ja] += 1
-            for b in range(a + 1, m):
-                co[ja, buf[b]] += 1
 
 
 @njit(cache=True)

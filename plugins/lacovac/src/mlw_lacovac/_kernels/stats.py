@@ -12,12 +12,13 @@ from numba import njit
 
 
 @njit(cache=True)
-def node_label_stats(y_indptr, y_indices, rows, label_map, n_lab):
-    """Counts ``c[j]`` of each local label and the co-occurrence counts ``C[j, k]``
-    (``j < k``, upper triangle) over the rows of a node."""
-    counts = np.zeros(n_lab, np.int64)
-    co = np.zeros((n_lab, n_lab), np.int64)
-    buf = np.empty(n_lab, np.int64)
+def node_stats(y_indptr, y_indices, rows, label_map, nloc, counts, co, buf):
+    """Label counts ``counts[:nloc]`` and pair co-occurrence counts ``co[:nloc, :nloc]``
+    (upper triangle) of a node, into preallocated buffers."""
+    for j in range(nloc):
+        counts[j] = 0
+        for k in range(nloc):
+            co[j, k] = 0
     for t in range(rows.size):
         r = rows[t]
         m = 0
@@ -31,6 +32,16 @@ def node_label_stats(y_indptr, y_indices, rows, label_map, n_lab):
             counts[ja] += 1
             for b in range(a + 1, m):
                 co[ja, buf[b]] += 1
+
+
+@njit(cache=True)
+def node_label_stats(y_indptr, y_indices, rows, label_map, n_lab):
+    """Counts ``c[j]`` of each local label and the co-occurrence counts ``C[j, k]``
+    (``j < k``, upper triangle) over the rows of a node."""
+    counts = np.empty(n_lab, np.int64)
+    co = np.empty((n_lab, n_lab), np.int64)
+    buf = np.empty(n_lab, np.int64)
+    node_stats(y_indptr, y_indices, rows, label_map, n_lab, counts, co, buf)
     return counts, co
 
 
