@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from mlw.files import atomic_write
+from mlw.results import records_frame  # one typed-record writer for mlw fit --out and the store
 
 COMPACT_EVERY = 500
 
@@ -47,25 +48,6 @@ SCHEMA: dict[str, str] = {
     "cpu_seconds": "float", "wall_seconds": "float", "peak_memory_mb": "float",
     "versions": "str",
 }
-
-
-def _dtype(kind: str) -> Any:
-    import polars as pl
-
-    return {"str": pl.String, "int": pl.Int64, "float": pl.Float64}[kind]
-
-
-def records_frame(records: list[dict[str, Any]]) -> Any:
-    """A polars DataFrame of records with the store's column types."""
-    import polars as pl
-
-    columns: list[str] = []
-    for r in records:
-        columns += [k for k in r if k not in columns]
-    schema = {c: _dtype(SCHEMA.get(c, "float" if c.startswith("metric_") else "str"))
-              for c in columns}
-    data = {c: [r.get(c) for r in records] for c in columns}
-    return pl.DataFrame(data, schema=schema)
 
 
 class StoreLockedError(RuntimeError):
