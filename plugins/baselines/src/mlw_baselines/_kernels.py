@@ -159,6 +159,20 @@ def _beam_search_row(A, i, W, B, cur_y, cur_z, cur_lp, new_y, new_z, new_lp, can
 
 
 @njit(cache=True)
+def _beam_buffers(B, L):
+    """The work arrays of :func:`_beam_search_row` for a beam of ``B`` over ``L`` labels:
+    ``(cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp)``."""
+    cur_y = np.zeros((B, L), dtype=np.uint8)
+    cur_z = np.zeros((B, L), dtype=np.float64)
+    cur_lp = np.zeros(B, dtype=np.float64)
+    new_y = np.zeros((B, L), dtype=np.uint8)
+    new_z = np.zeros((B, L), dtype=np.float64)
+    new_lp = np.zeros(B, dtype=np.float64)
+    cand_lp = np.empty(2 * B, dtype=np.float64)
+    return cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp
+
+
+@njit(cache=True)
 def pcc_beam_linear(A, W, beam):
     """Beam-search PCC inference (Kumar et al., 2013): keep the ``beam`` most probable
     prefixes at every depth.
@@ -175,13 +189,7 @@ def pcc_beam_linear(A, W, beam):
     mode = np.zeros((n, L), dtype=np.uint8)
     mode_lp = np.empty(n, dtype=np.float64)
     B = beam
-    cur_y = np.zeros((B, L), dtype=np.uint8)
-    cur_z = np.zeros((B, L), dtype=np.float64)
-    cur_lp = np.zeros(B, dtype=np.float64)
-    new_y = np.zeros((B, L), dtype=np.uint8)
-    new_z = np.zeros((B, L), dtype=np.float64)
-    new_lp = np.zeros(B, dtype=np.float64)
-    cand_lp = np.empty(2 * B, dtype=np.float64)
+    cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp = _beam_buffers(B, L)
     for i in range(n):
         m = _beam_search_row(A, i, W, B, cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp)
         best = 0
@@ -215,13 +223,7 @@ def pcc_beam_final_linear(A, W, beam):
         b_out = 1 << L
     out_y = np.zeros((n, b_out, L), dtype=np.uint8)
     out_lp = np.empty((n, b_out), dtype=np.float64)
-    cur_y = np.zeros((B, L), dtype=np.uint8)
-    cur_z = np.zeros((B, L), dtype=np.float64)
-    cur_lp = np.zeros(B, dtype=np.float64)
-    new_y = np.zeros((B, L), dtype=np.uint8)
-    new_z = np.zeros((B, L), dtype=np.float64)
-    new_lp = np.zeros(B, dtype=np.float64)
-    cand_lp = np.empty(2 * B, dtype=np.float64)
+    cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp = _beam_buffers(B, L)
     for i in range(n):
         m = _beam_search_row(A, i, W, B, cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp)
         for r in range(m):
