@@ -47,7 +47,6 @@ from mlw_lacovac._kernels.split_sparse import (
     search_sparse,
 )
 from mlw_lacovac._kernels.stats import (
-    cooccurring_pairs,
     lacova_cov_threshold,
     local_labels,
     node_label_stats,
@@ -58,7 +57,7 @@ from mlw_lacovac._kernels.stats import (
 
 __all__ = [
     "CRIT_ENTROPY", "CRIT_LACOVA", "CRIT_VARIANCE", "HSPLIT", "LEAF", "VSPLIT",
-    "best_split_dense", "best_split_sparse", "cooccurring_pairs", "draw_features",
+    "best_split_dense", "best_split_sparse", "draw_features",
     "histogram_bins", "lacova_cov_threshold", "local_labels", "node_label_stats",
     "partition_dense", "partition_mask_dense", "partition_mask_sparse", "partition_sparse",
     "phi_matrix", "rank_bins", "route", "split_quality", "sum_abs_covariance",

@@ -138,26 +138,6 @@ def lacova_cov_threshold(counts, n):
 
 
 @njit(cache=True)
-def cooccurring_pairs(co):
-    L = co.shape[0]
-    m = 0
-    for j in range(L):
-        for k in range(j + 1, L):
-            if co[j, k] > 0:
-                m += 1
-    pj = np.empty(m, np.int64)
-    pk = np.empty(m, np.int64)
-    m = 0
-    for j in range(L):
-        for k in range(j + 1, L):
-            if co[j, k] > 0:
-                pj[m] = j
-                pk[m] = k
-                m += 1
-    return pj, pk
-
-
-@njit(cache=True)
 def local_labels(y_indptr, y_indices, rows, label_map):
     """The node's rows as a CSR of local label positions (positive labels only)."""
     n = rows.size
