@@ -9,10 +9,18 @@ What holds and what does not, each pinned here:
   moments) prefers ``love``: 6/35 = 0.1714 against 19/108 = 0.1759. With the (n-1)
   sample moments the two tie exactly (5/24), so the paper's tree follows from the text's
   measure only with sample moments and a tie broken towards ``dark``; the text does not
-  say which moments. Our tree therefore differs from Figure 1 below the root, and
-  predicts {crime, horror, drama} for {dark=1, love=1}, the binary-relevance answer the
-  paper contrasts LaCovaC with;
-- on the paper's path the statements of Section 3.1 hold with our clustering and leaves:
+  say which moments. Summing the children unweighted (the text does not say how children
+  combine) picks dark outright: 25/81 < 444/1225 (population), 7/18 < 31/70 (sample).
+  Our tree therefore differs from Figure 1 below the root, and predicts {crime, horror,
+  drama} for {dark=1, love=1}, the binary-relevance answer the paper contrasts LaCovaC
+  with;
+- even on the paper's path Algorithm 1 as printed does not give Figure 1's joint leaf:
+  it clusters the 5 rows dark = 1, love = 1 first and |phi| = 2/3 < lambda_5 = 0.98
+  splits them vertically; the joint leaf needs an unprinted rule (e.g. a node where no
+  feature varies is a leaf before clustering). So no convention of moments alone
+  reproduces the printed tree, and we keep ours (weighted, population moments);
+- on the paper's path the other statements of Section 3.1 hold with our clustering and
+  leaves (the leaf forced with m = 6):
   crime and horror are dependent where dark = 1 (|phi| = 0.8 > lambda_9 = 0.693) and
   independent where dark = 0 (|phi| = 0.5 < lambda_3 = 1.386); the leaf dark = 1,
   love = 1 has marginals 0.6 and 0.6, its most frequent subsets are {crime=1, horror=0}
@@ -99,6 +107,16 @@ def test_the_split_measure_prefers_love_where_the_paper_splits_on_dark():
         return total
 
     assert sample_moments(LOVE) == pytest.approx(5 / 24) == sample_moments(DARK)
+
+    def unweighted(f, ddof):  # children summed without their sizes: dark wins outright
+        return sum(min(Z.var(axis=0, ddof=ddof).sum(), abs(np.cov(Z.T, ddof=ddof)[0, 1]))
+                   for Z in (Y[X[:, f] <= 0.5][:, :2].astype(float),
+                             Y[X[:, f] > 0.5][:, :2].astype(float)))
+
+    assert unweighted(DARK, 0) == pytest.approx(25 / 81)
+    assert unweighted(LOVE, 0) == pytest.approx(444 / 1225)
+    assert unweighted(DARK, 1) == pytest.approx(7 / 18)
+    assert unweighted(LOVE, 1) == pytest.approx(31 / 70)
     # "a minimum of 2 instances" read as the node minimum m or as the leaf minimum (the
     # experiments' "minimal number of instances in the leaves"): love either way
     for kw in ({}, {"min_child": 2, "min_child_numeric": 2}):
@@ -131,6 +149,30 @@ def test_the_paper_path_dark_then_love_behaves_as_section_3_1_says():
     # drama, learned on its own: 1 wherever love = 1 -> the prediction {crime, drama}
     drama = LaCovaC(min_samples=2).fit(X, Y[:, 2:])
     assert drama.predict(np.array([[1.0, 1.0]])).tolist() == [[1]]
+
+
+def test_algorithm_1_splits_the_papers_joint_leaf_vertically():
+    """Below dark = 1 (9 rows) Algorithm 1 as printed, with the paper's minimum of 2 as a
+    leaf minimum, splits on love, then CLUSTERS each child before anything else: at
+    love = 1 (5 rows) |phi| = 2/3 < lambda_5 = 0.98 and at love = 0 (4 rows) |phi| = 1 <
+    lambda_4 = 1.13, so both become vertical splits into single-label leaves, not the
+    joint {crime, horror} leaf the text describes (marginals 0.6, two tied subsets). No
+    choice of moments changes this (phi and lambda_n do not depend on it): Figure 1 also
+    needs a rule the text does not print, e.g. "a node where no feature varies is a leaf
+    before clustering" (both children have love and dark constant)."""
+    dark1 = np.flatnonzero(X[:, DARK] == 1)
+    t = TreeBuilder("lacovac", 2, min_child=2).fit(X, sp.csr_matrix(Y[:, :2]), rows=dark1)
+    assert t.kind[0] == K.HSPLIT and t.feature[0] == LOVE
+    low, high = t.children[t.child_ptr[0]:t.child_ptr[1]]
+    assert (t.n_rows[low], t.n_rows[high]) == (4, 5)
+    assert abs(_phi(dark1[X[dark1, LOVE] == 1])) == pytest.approx(2 / 3)
+    assert abs(_phi(dark1[X[dark1, LOVE] == 0])) == pytest.approx(1.0)
+    assert lambda_n(5) == pytest.approx(0.98) and lambda_n(4) > 1.0
+    for v in (low, high):
+        assert t.kind[v] == K.VSPLIT
+        kids = t.children[t.child_ptr[v]:t.child_ptr[v + 1]]
+        assert [t.node_labels(c).tolist() for c in kids] == [[0], [1]]
+        assert all(t.kind[c] == K.LEAF for c in kids)
 
 
 def test_figure_2_binary_relevance_trees_with_a_leaf_minimum_of_2():
