@@ -13,10 +13,15 @@ against scikit-learn's ``predict_proba`` on the test split, and LaCovaC's one-pa
 ``predict_with_scores`` (joint decision and marginals) beside it.
 
 Times are CPU seconds of the process (time.process_time, so other jobs on the machine
-distort them less than wall time), the best of ``--repeats`` runs, after one warm-up
+distort them less than wall time), the best of ``--repeats`` runs (predictions, a few milliseconds: of 10x as many), after one warm-up
 fit that also loads the compiled numba kernels. The ratios are LaCovaC / scikit-learn;
 the issue's targets: fit <= 1.5 on yeast and scene, <= 1 on enron and bibtex, predict
 <= 1.
+
+``c45`` is ML-C4.5 from the same builder (one tree for all labels, no vertical splits,
+the same stopping rule): the tree whose shape is closest to scikit-learn's, so its ratio
+says what the builder costs per tree, apart from LaCovaC growing one subtree per label
+cluster below every vertical split (4-10x the nodes of scikit-learn's tree).
 
 The profile splits one fit into its phases: validation and the child-size table,
 preparation (transposing X, the quantile bins, once per tree), the numba builder
@@ -41,7 +46,7 @@ import scipy.sparse as sp
 from sklearn.tree import DecisionTreeClassifier
 
 import mlw
-from mlw_lacovac import LaCovaC, LaCovaCForest
+from mlw_lacovac import LaCovaC, LaCovaCForest, MLC45
 from mlw_lacovac._leaves import leaf_models
 from mlw_lacovac._reference import ReferenceTreeBuilder
 from mlw_lacovac._tree import TreeBuilder, child_sizes
@@ -100,7 +105,8 @@ def main() -> None:
     print(f"load at start {load()}, {os.cpu_count()} CPUs")
     print(f"{'dataset':8} {'n x d, L':>17} {'X':6} {'fit':>7} {'sk fit':>7} {'ratio':>6} "
           f"{'target':>6} {'proba':>7} {'+mode':>7} {'sk proba':>8} {'ratio':>6} "
-          f"{'nodes':>6} {'sk nodes':>8} {'load':>5}")
+          f"{'nodes':>6} {'sk nodes':>8} {'c45 fit':>7} {'ratio':>6} {'c45 nodes':>9} "
+          f"{'load':>5}")
     profiles = {}
     for name in args.datasets.split(","):
         tr = mlw.load_dataset(DATA / f"{name}-train.arff")
@@ -111,17 +117,20 @@ def main() -> None:
         kind = "CSR" if sp.issparse(X) else "dense"
         sk = DecisionTreeClassifier(min_samples_leaf=5, random_state=0).fit(X, Yd)
         t_sk = cpu_best(lambda sk=sk, X=X, Yd=Yd: sk.fit(X, Yd), args.repeats)
-        p_sk = cpu_best(lambda sk=sk, Xt=Xt: sk.predict_proba(Xt), args.repeats)
+        # predictions take milliseconds: best of 10x the repeats, both sides
+        p_sk = cpu_best(lambda sk=sk, Xt=Xt: sk.predict_proba(Xt), 10 * args.repeats)
         LaCovaC().fit(X, Y)  # warm-up (numba cache load)
         model = LaCovaC()
         t = cpu_best(lambda m=model, X=X, Y=Y: m.fit(X, Y), args.repeats)
         model.predict_proba(Xt)
-        p = cpu_best(lambda m=model, Xt=Xt: m.predict_proba(Xt), args.repeats)
-        pw = cpu_best(lambda m=model, Xt=Xt: m.predict_with_scores(Xt), args.repeats)
+        p = cpu_best(lambda m=model, Xt=Xt: m.predict_proba(Xt), 10 * args.repeats)
+        pw = cpu_best(lambda m=model, Xt=Xt: m.predict_with_scores(Xt), 10 * args.repeats)
+        c45 = MLC45().fit(X, Y)
+        t_c45 = cpu_best(lambda m=c45, X=X, Y=Y: m.fit(X, Y), args.repeats)
         print(f"{name:8} {shape:>17} {kind:6} {t:7.3f} {t_sk:7.3f} {t / t_sk:6.2f} "
               f"{TARGET.get(name, np.nan):6.1f} {p:7.4f} {pw:7.4f} {p_sk:8.4f} "
               f"{p / p_sk:6.2f} {model.tree_.n_nodes:6d} {sk.tree_.node_count:8d} "
-              f"{load():>5}", flush=True)
+              f"{t_c45:7.3f} {t_c45 / t_sk:6.2f} {c45.tree_.n_nodes:9d} {load():>5}", flush=True)
         prof = profile(X, Y, args.repeats)
         if not args.no_reference:
             Yc = check_training_data(X, Y, 5)

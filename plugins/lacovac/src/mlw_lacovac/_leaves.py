@@ -16,7 +16,8 @@ The joint decision is the most frequent observed subset, ties broken by ``Q``
 first appearance. With ``alpha = 0`` the joint uses the raw frequencies.
 
 Everything is computed for all leaves at once (:func:`leaf_models`) and applied in one
-traversal per row (:func:`predict`), in :mod:`mlw_lacovac._kernels.leaves`.
+traversal per row (:func:`predict`), in :mod:`mlw_lacovac._kernels.leaves`, over the
+tree laid out for that walk (depth-first nodes, the leaf table in walk order).
 """
 
 from __future__ import annotations
@@ -44,7 +45,19 @@ class LeafModels:
     logq1: np.ndarray
     logq0: np.ndarray
     leaf_n: np.ndarray
-    rec: np.ndarray  # the nodes packed for the walk, see KL.pack_nodes
+    rec: np.ndarray  # the nodes packed one record each, see KL.pack_nodes
+    #: the tree and leaf table laid out for the prediction walk (KL.walk_layout): nodes,
+    #: thr, vch, lptr, llab, lmarg, lmode, lorig. None in a model file saved before it
+    #: existed: :func:`walk` then lays it out at each prediction.
+    walk: tuple | None = None
+
+
+def walk(tree: Tree, lm: LeafModels) -> tuple:
+    """``lm.walk``, or the layout made now (a model saved without it)."""
+    if lm.walk is not None:
+        return lm.walk
+    return KL.walk_layout(lm.rec, tree.threshold, lm.leaf_lab_ptr, lm.leaf_labels, lm.marg,
+                          lm.mode)
 
 
 def leaf_models(tree: Tree, alpha: float, marginals: str = "laplace") -> LeafModels:
@@ -54,7 +67,8 @@ def leaf_models(tree: Tree, alpha: float, marginals: str = "laplace") -> LeafMod
                                               tree.sub_count, tree.sub_bits, leaf_n,
                                               float(alpha), marginals == "laplace")
     rec = KL.pack_nodes(tree.kind, tree.feature, tree.child_ptr, tree.children, tree.leaf_id)
-    return LeafModels(ptr, labels, marg, mode, logq1, logq0, leaf_n, rec)
+    return LeafModels(ptr, labels, marg, mode, logq1, logq0, leaf_n, rec,
+                      KL.walk_layout(rec, tree.threshold, ptr, labels, marg, mode))
 
 
 def predict(tree: Tree, lm: LeafModels, X: Any, n_labels: int, *, proba: bool = True,
@@ -66,8 +80,9 @@ def predict(tree: Tree, lm: LeafModels, X: Any, n_labels: int, *, proba: bool = 
     n = X.shape[0]
     P = out if out is not None else np.zeros((n, n_labels) if proba else (0, 0))
     Y = np.zeros((n, n_labels) if joint else (0, 0), np.uint8)
-    KL.predict_leaves(*x_arrays(X), n, lm.rec, tree.threshold, lm.leaf_lab_ptr,
-                      lm.leaf_labels, lm.marg, lm.mode, P, Y, proba, joint)
+    nodes, thr, vch, lptr, llab, lmarg, lmode, _ = walk(tree, lm)
+    KL.predict_leaves(*x_arrays(X), n, X.shape[1], nodes, thr, vch, lptr, llab, lmarg, lmode,
+                      tree.max_leaves, P, Y, proba, joint)
     return (P if proba else None), (Y if joint else None)
 
 
@@ -82,9 +97,9 @@ def predict_modes(tree: Tree, lm: LeafModels, X: Any, n_labels: int) -> np.ndarr
 def log_proba(tree: Tree, lm: LeafModels, X: Any, Y: Any, alpha: float) -> np.ndarray:
     """log P(Y[i] | X[i]): the sum over the leaves a row reaches of log P_leaf(y_block)."""
     Yc = sp.csr_matrix(Y) if not sp.issparse(Y) else Y.tocsr()
-    return KL.log_proba_leaves(*x_arrays(X), X.shape[0], tree.kind, tree.feature,
-                               tree.threshold, tree.child_ptr, tree.children, tree.leaf_id,
-                               lm.leaf_lab_ptr, lm.leaf_labels, tree.leaf_sub_ptr,
+    nodes, thr, vch, *_, lorig = walk(tree, lm)
+    return KL.log_proba_leaves(*x_arrays(X), X.shape[0], X.shape[1], nodes, thr, vch, lorig,
+                               tree.max_leaves, lm.leaf_lab_ptr, lm.leaf_labels, tree.leaf_sub_ptr,
                                tree.leaf_bits_ptr, tree.sub_count, tree.sub_bits, lm.leaf_n,
                                lm.logq1, lm.logq0, Yc.indptr.astype(np.int64),
                                Yc.indices.astype(np.int64), Yc.shape[1], float(alpha))

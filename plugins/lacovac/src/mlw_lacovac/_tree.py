@@ -126,8 +126,14 @@ class Tree:
 
     def route(self, X: Any) -> np.ndarray:
         """Leaf ids reached by each row, shape (n, max_leaves), padded with -1."""
-        return K.route(*x_arrays(X), X.shape[0], self.kind, self.feature, self.threshold,
-                       self.child_ptr, self.children, self.leaf_id, self.max_leaves)
+        rec = K.pack_nodes(self.kind, self.feature, self.child_ptr, self.children,
+                           self.leaf_id)
+        ptr, labels = self.leaf_labels()
+        nodes, thr, vch, *_, lorig = K.walk_layout(rec, self.threshold, ptr, labels,
+                                                   np.zeros(labels.size),
+                                                   np.zeros(labels.size, np.uint8))
+        return K.route(*x_arrays(X), X.shape[0], X.shape[1], nodes, thr, vch, lorig,
+                       self.max_leaves)
 
     def same_as(self, other: Tree) -> bool:
         """Node for node the same tree (structure, splits, label sets and leaves; the
@@ -148,8 +154,7 @@ class Tree:
 def x_arrays(X: Any) -> tuple:
     """``(X, indptr, indices, data, sparse)`` for the routing kernels."""
     if sp.issparse(X):
-        return (np.zeros((0, 0)), X.indptr.astype(np.int64), X.indices.astype(np.int64),
-                X.data, True)
+        return (np.zeros((0, 0)), X.indptr, X.indices, X.data, True)
     return (X, np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0), False)
 
 

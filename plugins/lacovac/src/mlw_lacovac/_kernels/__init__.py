@@ -32,7 +32,14 @@ from mlw_lacovac._kernels.criterion import (
     rest_F,
     state_buffers,
 )
-from mlw_lacovac._kernels.leaves import HSPLIT, LEAF, VSPLIT, route
+from mlw_lacovac._kernels.leaves import (
+    HSPLIT,
+    LEAF,
+    VSPLIT,
+    pack_nodes,
+    route,
+    walk_layout,
+)
 from mlw_lacovac._kernels.rng import draw_features
 from mlw_lacovac._kernels.split_dense import (
     histogram_bins,
@@ -60,8 +67,8 @@ __all__ = [
     "best_split_dense", "best_split_sparse", "draw_features",
     "histogram_bins", "lacova_cov_threshold", "local_labels", "node_label_stats",
     "partition_dense", "partition_mask_dense", "partition_mask_sparse", "partition_sparse",
-    "phi_matrix", "rank_bins", "route", "split_quality", "sum_abs_covariance",
-    "threshold_components",
+    "pack_nodes", "phi_matrix", "rank_bins", "route", "split_quality", "sum_abs_covariance",
+    "threshold_components", "walk_layout",
 ]
 
 

@@ -151,63 +151,12 @@ def leaf_models(leaf_lab_ptr, leaf_sub_ptr, leaf_bits_ptr, sub_count, sub_bits, 
     return marg, mode, logq1, logq0
 
 
-@njit(cache=True, inline="always")
-def _x_value(X, x_indptr, x_indices, x_data, sparse, r, f):
-    if not sparse:
-        return X[r, f]
-    lo = x_indptr[r]
-    hi = x_indptr[r + 1]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        g = x_indices[mid]
-        if g == f:
-            return x_data[mid]
-        if g < f:
-            lo = mid + 1
-        else:
-            hi = mid
-    return 0.0
-
-
-@njit(cache=True)
-def route(X, x_indptr, x_indices, x_data, sparse, n, kind, feature, threshold, child_ptr,
-          children, leaf_id, max_leaves):
-    """For each row, the ids of the leaves it reaches (one per label block), padded with
-    -1: shape (n, max_leaves). A horizontal split sends a row to one child
-    (``x[feature] <= threshold``: the first), a vertical split to all of them."""
-    out = np.full((n, max_leaves), -1, np.int64)
-    stack = np.empty(kind.size, np.int64)
-    for r in range(n):
-        stack[0] = 0
-        top = 1
-        m = 0
-        while top > 0:
-            top -= 1
-            v = stack[top]
-            k = kind[v]
-            if k == LEAF:
-                out[r, m] = leaf_id[v]
-                m += 1
-            elif k == HSPLIT:
-                x = _x_value(X, x_indptr, x_indices, x_data, sparse, r, feature[v])
-                if x <= threshold[v]:
-                    stack[top] = children[child_ptr[v]]
-                else:
-                    stack[top] = children[child_ptr[v] + 1]
-                top += 1
-            else:
-                for p in range(child_ptr[v + 1] - 1, child_ptr[v] - 1, -1):
-                    stack[top] = children[p]
-                    top += 1
-    return out
-
-
 def pack_nodes(kind, feature, child_ptr, children, leaf_id):
     """The tree as one int32 record per node for prediction: ``[code, first child,
     children, leaf id]`` with code = the feature of a horizontal split (its children are
     ``first`` for ``x <= threshold`` and ``first + 1``), -1 for a leaf, -2 for a vertical
-    split. A node's children have consecutive ids. One record (16 bytes) per visited node
-    keeps the walk in few cache lines."""
+    split. A node's children have consecutive ids. :func:`walk_layout` turns it into the
+    layout prediction walks."""
     rec = np.empty((kind.size, 4), np.int32)
     rec[:, 0] = np.where(kind == HSPLIT, feature, np.where(kind == LEAF, -1, -2))
     first = np.zeros(kind.size, np.int64)
@@ -219,111 +168,264 @@ def pack_nodes(kind, feature, child_ptr, children, leaf_id):
     return rec
 
 
+# Prediction walks one row at a time through the tree laid out for the walk
+# (:func:`walk_layout`): nodes in depth-first order, so a horizontal split's first child
+# is the next node (``x <= threshold``) and only the second is a stored index; a vertical
+# split's children that are leaves come first, their leaves numbered consecutively, so
+# the split reaches them all as one range of leaves whose label slots are one contiguous
+# run of the leaf table; the leaf table (labels, marginals, modes) is in walk order too.
+# One walker, :func:`_reach`, finds the leaf ranges a row reaches; the three consumers
+# (marginals and modes, log P(y | x), routes) call it.
+
+
 @njit(cache=True)
-def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, rec, threshold, leaf_lab_ptr,
-                   leaf_labels, marg, mode, P, Y, want_p, want_y):
-    """One walk per row: the marginals of the leaves it reaches into ``P`` (``want_p``;
-    added, so a forest can sum its trees) and their modes into ``Y`` (``want_y``).
-    Horizontal splits are followed without the stack (``child = first + (x > t)``); a
-    sparse row is scattered into a dense buffer first, so every test is one load."""
-    stack = np.empty(rec.shape[0] + 1, np.int64)
-    d = 0
-    if sparse:  # the largest feature index any node or row refers to
-        for v in range(rec.shape[0]):
-            if rec[v, 0] >= d:
-                d = rec[v, 0] + 1
-        for p in range(x_indices.size):
-            if x_indices[p] >= d:
-                d = x_indices[p] + 1
-    xbuf = np.zeros(d)
+def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
+    """The tree of ``rec`` (:func:`pack_nodes`) laid out for :func:`_reach`:
+
+    - ``nodes`` (int32, (N, 2)): ``[feature, second child]`` of a horizontal split (the
+      first child is the next node), ``[-1, walk leaf]`` of a leaf, ``[-2, v]`` of a
+      vertical split, whose ``vch[v:]`` holds ``k`` (its children that are not leaves),
+      ``lo``, ``hi`` (its leaf children are the walk leaves ``lo .. hi - 1``) and the ``k``
+      other children;
+    - ``thr``: the thresholds, by walk node;
+    - ``lptr``, ``llab``, ``lmarg``, ``lmode``: the leaf table in walk order (walk leaf
+      ``l`` has the slots ``lptr[l]:lptr[l + 1]``), ``lorig``: the tree's leaf id of
+      each walk leaf."""
+    N = rec.shape[0]
+    new = np.empty(N, np.int64)
+    order = np.empty(N, np.int64)
+    stack = np.empty(N + 1, np.int64)
+    top = 0
+    stack[0] = 0
+    k = 0
+    nv = 0
+    while top >= 0:  # depth-first; a vertical split's leaf children first
+        v = stack[top]
+        top -= 1
+        new[v] = k
+        order[k] = v
+        k += 1
+        c = rec[v, 0]
+        if c >= 0:
+            top += 1
+            stack[top] = rec[v, 1] + 1
+            top += 1
+            stack[top] = rec[v, 1]
+        elif c == -2:
+            c0 = rec[v, 1]
+            nch = rec[v, 2]
+            nv += 3 + nch
+            for i in range(nch - 1, -1, -1):
+                if rec[c0 + i, 0] != -1:
+                    top += 1
+                    stack[top] = c0 + i
+            for i in range(nch - 1, -1, -1):
+                if rec[c0 + i, 0] == -1:
+                    top += 1
+                    stack[top] = c0 + i
+    nodes = np.empty((N, 2), np.int32)
+    thr = np.zeros(N)
+    vch = np.empty(max(nv, 1), np.int32)
+    nleaf = leaf_lab_ptr.size - 1
+    nslot = leaf_lab_ptr[nleaf]
+    lptr = np.empty(nleaf + 1, np.int64)
+    llab = np.empty(nslot, np.int32)
+    lmarg = np.empty(nslot)
+    lmode = np.empty(nslot, np.uint8)
+    lorig = np.empty(nleaf, np.int64)
+    lptr[0] = 0
+    nl = 0
+    p = 0
+    for k in range(N):
+        v = order[k]
+        c = rec[v, 0]
+        if c >= 0:
+            nodes[k, 0] = c
+            nodes[k, 1] = new[rec[v, 1] + 1]
+            thr[k] = threshold[v]
+        elif c == -1:
+            leaf = rec[v, 3]
+            nodes[k, 0] = -1
+            nodes[k, 1] = nl
+            lorig[nl] = leaf
+            q0 = lptr[nl]
+            for q in range(leaf_lab_ptr[leaf], leaf_lab_ptr[leaf + 1]):
+                llab[q0] = leaf_labels[q]
+                lmarg[q0] = marg[q]
+                lmode[q0] = mode[q]
+                q0 += 1
+            nl += 1
+            lptr[nl] = q0
+        else:
+            c0 = rec[v, 1]
+            nch = rec[v, 2]
+            nodes[k, 0] = -2
+            nodes[k, 1] = p
+            lo = N
+            hi = -1
+            m = 0
+            for i in range(nch):
+                w = new[c0 + i]
+                if rec[c0 + i, 0] == -1:  # its walk leaf is numbered below
+                    lo = min(lo, w)
+                    hi = max(hi, w)
+                else:
+                    vch[p + 3 + m] = w
+                    m += 1
+            vch[p] = m
+            vch[p + 1] = lo  # walk NODE ids for now, turned into leaf ids below
+            vch[p + 2] = hi
+            p += 3 + nch
+    for k in range(N):  # leaf-child node ranges -> walk leaf ranges
+        if nodes[k, 0] == -2:
+            a = nodes[k, 1]
+            if vch[a + 1] <= vch[a + 2]:
+                lo = nodes[vch[a + 1], 1]
+                vch[a + 2] = nodes[vch[a + 2], 1] + 1
+                vch[a + 1] = lo
+            else:
+                vch[a + 1] = 0
+                vch[a + 2] = 0
+    return nodes, thr, vch, lptr, llab, lmarg, lmode, lorig
+
+
+@njit(cache=True, inline="always")
+def _reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi):
+    """The walk leaves row ``r`` reaches, as ``nr`` ranges ``rlo[i] .. rhi[i] - 1`` (the
+    return value), depth-first. ``xbuf`` holds the row's values when ``X`` is sparse."""
+    nr = 0
+    top = 0
+    stack[0] = 0
+    while top >= 0:
+        v = stack[top]
+        top -= 1
+        while True:
+            f = nodes[v, 0]
+            if f >= 0:
+                x = xbuf[f] if sparse else X[r, f]
+                v = nodes[v, 1] if x > thr[v] else v + 1
+            elif f == -1:
+                rlo[nr] = nodes[v, 1]
+                rhi[nr] = nodes[v, 1] + 1
+                nr += 1
+                break
+            else:
+                a = nodes[v, 1]
+                if vch[a + 2] > vch[a + 1]:
+                    rlo[nr] = vch[a + 1]
+                    rhi[nr] = vch[a + 2]
+                    nr += 1
+                k = vch[a]
+                if k == 0:
+                    break
+                for i in range(k - 1, 0, -1):
+                    top += 1
+                    stack[top] = vch[a + 3 + i]
+                v = vch[a + 3]
+    return nr
+
+
+@njit(cache=True, inline="always")
+def _scatter(x_indptr, x_indices, x_data, r, xbuf, value):
+    for p in range(x_indptr[r], x_indptr[r + 1]):
+        xbuf[x_indices[p]] = x_data[p] if value else 0.0
+
+
+@njit(cache=True)
+def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch, lorig,
+          max_leaves):
+    """For each row, the ids of the leaves it reaches (one per label block), padded with
+    -1: shape (n, max_leaves). A horizontal split sends a row to one child
+    (``x[feature] <= threshold``: the first), a vertical split to all of them."""
+    out = np.full((n, max_leaves), -1, np.int64)
+    stack = np.empty(nodes.shape[0] + 1, np.int64)
+    rlo = np.empty(max(max_leaves, 1), np.int64)
+    rhi = np.empty(max(max_leaves, 1), np.int64)
+    xbuf = np.zeros(n_features if sparse else 0)
     for r in range(n):
         if sparse:
-            for p in range(x_indptr[r], x_indptr[r + 1]):
-                xbuf[x_indices[p]] = x_data[p]
-        top = 0
-        stack[0] = 0
-        while top >= 0:
-            v = stack[top]
-            top -= 1
-            while True:
-                f = rec[v, 0]
-                if f >= 0:
-                    x = xbuf[f] if sparse else X[r, f]
-                    v = rec[v, 1] + (1 if x > threshold[v] else 0)
-                elif f == -1:
-                    leaf = rec[v, 3]
-                    for q in range(leaf_lab_ptr[leaf], leaf_lab_ptr[leaf + 1]):
-                        j = leaf_labels[q]
-                        if want_p:
-                            P[r, j] += marg[q]
-                        if want_y:
-                            Y[r, j] = mode[q]
-                    break
-                else:
-                    c0 = rec[v, 1]
-                    for i in range(rec[v, 2] - 1, 0, -1):
-                        top += 1
-                        stack[top] = c0 + i
-                    v = c0
+            _scatter(x_indptr, x_indices, x_data, r, xbuf, True)
+        m = 0
+        for i in range(_reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi)):
+            for leaf in range(rlo[i], rhi[i]):
+                out[r, m] = lorig[leaf]
+                m += 1
         if sparse:
-            for p in range(x_indptr[r], x_indptr[r + 1]):
-                xbuf[x_indices[p]] = 0.0
+            _scatter(x_indptr, x_indices, x_data, r, xbuf, False)
+    return out
 
 
 @njit(cache=True)
-def log_proba_leaves(X, x_indptr, x_indices, x_data, sparse, n, kind, feature, threshold,
-                     child_ptr, children, leaf_id, leaf_lab_ptr, leaf_labels, leaf_sub_ptr,
+def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch,
+                   lptr, llab, lmarg, lmode, max_leaves, P, Y, want_p, want_y):
+    """One walk per row: the marginals of the leaves it reaches into ``P`` (``want_p``;
+    added, so a forest can sum its trees) and their modes into ``Y`` (``want_y``). A
+    sparse row is scattered into a dense buffer first, so every test is one load."""
+    stack = np.empty(nodes.shape[0] + 1, np.int64)
+    rlo = np.empty(max(max_leaves, 1), np.int64)
+    rhi = np.empty(max(max_leaves, 1), np.int64)
+    xbuf = np.zeros(n_features if sparse else 0)
+    for r in range(n):
+        if sparse:
+            _scatter(x_indptr, x_indices, x_data, r, xbuf, True)
+        for i in range(_reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi)):
+            q0 = lptr[rlo[i]]
+            q1 = lptr[rhi[i]]
+            if want_p:
+                for q in range(q0, q1):
+                    P[r, llab[q]] += lmarg[q]
+            if want_y:
+                for q in range(q0, q1):
+                    Y[r, llab[q]] = lmode[q]
+        if sparse:
+            _scatter(x_indptr, x_indices, x_data, r, xbuf, False)
+
+
+@njit(cache=True)
+def log_proba_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch,
+                     lorig, max_leaves, leaf_lab_ptr, leaf_labels, leaf_sub_ptr,
                      leaf_bits_ptr, sub_count, sub_bits, leaf_n, logq1, logq0, y_indptr,
                      y_indices, n_labels, alpha):
     """log P(y_i | x_i): over the leaves row i reaches, the sum of the log smoothed leaf
     probabilities ``(count(s) + alpha Q(s)) / (n + alpha)`` of its labels ``s`` in the
     leaf's block."""
     out = np.zeros(n)
-    stack = np.empty(kind.size, np.int64)
+    stack = np.empty(nodes.shape[0] + 1, np.int64)
+    rlo = np.empty(max(max_leaves, 1), np.int64)
+    rhi = np.empty(max(max_leaves, 1), np.int64)
+    xbuf = np.zeros(n_features if sparse else 0)
     on = np.zeros(n_labels, np.uint8)
     for r in range(n):
+        if sparse:
+            _scatter(x_indptr, x_indices, x_data, r, xbuf, True)
         for p in range(y_indptr[r], y_indptr[r + 1]):
             on[y_indices[p]] = 1
-        stack[0] = 0
-        top = 1
-        while top > 0:
-            top -= 1
-            v = stack[top]
-            k = kind[v]
-            if k == LEAF:
-                leaf = leaf_id[v]
+        for i in range(_reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi)):
+            for wl in range(rlo[i], rhi[i]):
+                leaf = lorig[wl]
                 l0 = leaf_lab_ptr[leaf]
                 m = leaf_lab_ptr[leaf + 1] - l0
                 lq = 0.0
-                for i in range(m):
-                    if on[leaf_labels[l0 + i]]:
-                        lq += logq1[l0 + i]
+                for k in range(m):
+                    if on[leaf_labels[l0 + k]]:
+                        lq += logq1[l0 + k]
                     else:
-                        lq += logq0[l0 + i]
+                        lq += logq0[l0 + k]
                 count = 0
                 bp = leaf_bits_ptr[leaf]
                 s0 = leaf_sub_ptr[leaf]
                 for s in range(s0, leaf_sub_ptr[leaf + 1]):
                     same = True
-                    for i in range(m):
-                        if sub_bits[bp + (s - s0) * m + i] != on[leaf_labels[l0 + i]]:
+                    for k in range(m):
+                        if sub_bits[bp + (s - s0) * m + k] != on[leaf_labels[l0 + k]]:
                             same = False
                             break
                     if same:
                         count = sub_count[s]
                         break
                 out[r] += np.log((count + alpha * np.exp(lq)) / (leaf_n[leaf] + alpha))
-            elif k == HSPLIT:
-                x = _x_value(X, x_indptr, x_indices, x_data, sparse, r, feature[v])
-                if x <= threshold[v]:
-                    stack[top] = children[child_ptr[v]]
-                else:
-                    stack[top] = children[child_ptr[v] + 1]
-                top += 1
-            else:
-                for p in range(child_ptr[v + 1] - 1, child_ptr[v] - 1, -1):
-                    stack[top] = children[p]
-                    top += 1
         for p in range(y_indptr[r], y_indptr[r + 1]):
             on[y_indices[p]] = 0
+        if sparse:
+            _scatter(x_indptr, x_indices, x_data, r, xbuf, False)
     return out
