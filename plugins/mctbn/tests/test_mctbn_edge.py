@@ -77,6 +77,7 @@ def test_nan_in_X_is_a_one_line_error(data):
     ({"n_trees": 1.5}, "parameter 'n_trees' must be an integer >= 1 or None"),
     ({"n_anneal_iter": -1}, "parameter 'n_anneal_iter' must be an integer >= 0"),
     ({"em_tol": float("nan")}, "parameter 'em_tol' must be a number >= 0"),
+    ({"em_weights": "uniform"}, "parameter 'em_weights' must be a string one of"),
 ])
 def test_bad_parameters(data, params, message):
     X, Y = data

@@ -84,13 +84,31 @@ def test_em_never_decreases_the_penalised_log_likelihood(emotions):
         parent, _, theta = _learning.learn_structure(design, Yt, w, rows, lam, 0.3, rng)
         trees.append((parent, _learning.fit_tree(design, Yt, parent, w, rows, lam, theta)))
     mix = Mixture([t[0] for t in trees], [t[1] for t in trees], np.full(3, 1 / 3))
-    trace = _learning.em(design, X, Yd, Yt, mix, rows, lam, max_iter=25, tol=0.0)
+    start = mix.copy()
+    trace = _learning.em(design, X, Yd, Yt, mix, rows, lam, max_iter=20, tol=0.0)
     pen = np.array(trace.penalised)
-    assert len(pen) == 26
+    assert len(pen) == 21
     assert np.all(np.diff(pen) >= -1e-8 * np.abs(pen[:-1])), np.diff(pen)
     assert pen[-1] > pen[0]
     # (the observed log-likelihood alone may fall: EM here maximises it minus the L2
     # terms, MAP-EM; the README says so)
+    # em_weights="normalised" (Eq. 10 literally): one M-step fits tree k on
+    # gamma_k(n) N / Gamma_k and sets lam_k = Gamma_k / N
+    z = _learning.component_log_proba(design, X, start, Yd, rows) + np.log(start.lam)
+    gamma = np.exp(z - z.max(axis=1, keepdims=True))
+    gamma /= gamma.sum(axis=1, keepdims=True)
+    N, Gamma = X.shape[0], gamma.sum(axis=0)
+    assert np.all(N / Gamma > 2)  # weights well apart from em_weights="gamma"'s
+    norm = start.copy()
+    _learning.em(design, X, Yd, Yt, norm, rows, lam, max_iter=1, tol=0.0, normalised=True)
+    np.testing.assert_allclose(norm.lam, Gamma / N, rtol=1e-12)
+    for k, (parent, theta) in enumerate(zip(start.parents, start.thetas, strict=True)):
+        expect = _learning.fit_tree(design, Yt, parent, gamma[:, k] * N / Gamma[k], rows,
+                                    lam, theta.copy())
+        np.testing.assert_allclose(norm.thetas[k], expect, rtol=1e-6, atol=1e-7)
+    plain = _learning.fit_tree(design, Yt, start.parents[0], gamma[:, 0], rows, lam,
+                               start.thetas[0].copy())
+    assert np.abs(plain - norm.thetas[0]).max() > 1e-2  # and differ from gamma weights'
     # the fitted learner's final EM too
     model = MixtureOfCTBNs(C=1.0, n_trees=2, em_max_iter=8).fit(X, Y)
     assert np.all(np.diff(model.em_trace_.penalised) >= -1e-8 * np.abs(

@@ -171,14 +171,17 @@ class EMTrace:
 
 
 def em(design: Design, X, Y: np.ndarray, Yt: np.ndarray, mix: Mixture, rows: np.ndarray,
-       lam: np.ndarray, max_iter: int, tol: float) -> EMTrace:
+       lam: np.ndarray, max_iter: int, tol: float, normalised: bool = False) -> EMTrace:
     """Algorithm 1 on ``rows``, in place on ``mix``: E-step responsibilities (Eq. 8),
     M-step lam_k = Gamma_k / N and instance-weighted logistic regressions (Eq. 10),
     weights gamma_k(n) (= Gamma_k w_k(n), so each tree's L2 term counts against the
     Gamma_k instances it explains), every fit warm-started from the current
     parameters. Stops when the penalised log-likelihood improves by less than
     ``tol`` (relative) or after ``max_iter`` M-steps; the trace ends with the value
-    of the returned parameters."""
+    of the returned parameters. ``normalised``: Eq. 10 read literally, each tree's
+    weights gamma_k(n) N / Gamma_k (sum N: every tree regularised as one of the whole
+    data); that is not MAP-EM of any fixed objective, so it stops on the observed
+    log-likelihood instead."""
     trace = EMTrace()
     N = rows.shape[0]
     s = np.zeros(design.n)
@@ -194,6 +197,8 @@ def em(design: Design, X, Y: np.ndarray, Yt: np.ndarray, mix: Mixture, rows: np.
         obj = ll - penalty(mix, lam, design.m)
         trace.log_lik.append(ll)
         trace.penalised.append(obj)
+        if normalised:
+            obj = ll
         if mix.K == 1 or it >= max_iter or (it > 0 and obj - prev <= tol * abs(prev)):
             break
         prev = obj
@@ -201,7 +206,7 @@ def em(design: Design, X, Y: np.ndarray, Yt: np.ndarray, mix: Mixture, rows: np.
         Gamma = gamma.sum(axis=0)
         mix.lam = Gamma / N
         for k in range(mix.K):
-            s[rows] = gamma[:, k]
+            s[rows] = gamma[:, k] * (N / max(Gamma[k], 1e-300) if normalised else 1.0)
             fit_tree(design, Yt, mix.parents[k], s, rows, lam, mix.thetas[k])
         it += 1
     return trace
