@@ -349,3 +349,27 @@ def test_evaluation_predicts_once_through_predict_with_scores(mulan_dir, yeast) 
     _CountingJoint.passes = 0
     holdout(_CountingJoint(), yeast, test, metrics=["hamming_loss", "ranking_loss"])
     assert _CountingJoint.passes == 1
+
+
+def test_metrics_and_per_label_table_come_from_one_context(mulan_dir, yeast,
+                                                           monkeypatch) -> None:
+    """The per-label table reuses the metrics' counts: one EvalContext per fold."""
+    import mlw.model_selection as ms
+
+    built = []
+
+    class Counting(ms.EvalContext):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(ms, "EvalContext", Counting)
+    test = mlw.load_dataset(mulan_dir / "yeast-test.arff")
+    result = holdout(_CountingJoint(), yeast, test, metrics=["hamming_loss", "auc_macro"],
+                     per_label=True)
+    assert len(built) == 1
+    table = result.per_label
+    direct = mlw.evaluate(test.Y, *result.model.predict_with_scores(test.X), per_label=True)
+    assert table["f1"].to_list() == direct["f1"].to_list()
+    assert result.metrics["hamming_loss"] == mlw.evaluate(
+        test.Y, result.model.predict(test.X), metrics=["hamming_loss"])["hamming_loss"]

@@ -59,18 +59,29 @@ def evaluate(Y_true: Any, Y_pred: Any = None, scores: Any = None,
     """
     ctx = EvalContext(Y_true, Y_pred, scores=scores, log_proba=log_proba)
     if per_label:
-        import polars as pl
+        return per_label_frame(ctx, label_names)
+    return metric_values(ctx, metrics)
 
-        from mlw.metrics.scores import per_label_table
 
-        names = list(label_names) if label_names is not None else [
-            f"label_{j}" for j in range(ctx.n_labels)]
-        if len(names) != ctx.n_labels:
-            raise ValueError(f"{len(names)} label names for {ctx.n_labels} labels")
-        table = per_label_table(ctx)
-        columns = {"label": names, "support": table.pop("support")}
-        columns.update(table)
-        return pl.DataFrame(columns)
+def per_label_frame(ctx: EvalContext, label_names: Sequence[str] | None = None) -> Any:
+    """The per-label table of :func:`evaluate` (``per_label=True``) from a context
+    already built, so a caller wanting both the metrics and the table counts once."""
+    import polars as pl
+
+    from mlw.metrics.scores import per_label_table
+
+    names = list(label_names) if label_names is not None else [
+        f"label_{j}" for j in range(ctx.n_labels)]
+    if len(names) != ctx.n_labels:
+        raise ValueError(f"{len(names)} label names for {ctx.n_labels} labels")
+    table = per_label_table(ctx)
+    columns = {"label": names, "support": table.pop("support")}
+    columns.update(table)
+    return pl.DataFrame(columns)
+
+
+def metric_values(ctx: EvalContext, metrics: Iterable[str] | None = None) -> dict[str, float]:
+    """The metrics of :func:`evaluate` from a context already built."""
     pm = get_plugin_manager()
     if metrics is None:
         specs = [s for s in pm.metrics().values() if ctx.has(s.needs)]

@@ -34,7 +34,8 @@ from sklearn.base import clone
 
 from mlw._guard import check_outputs, learner_call, threshold_call
 from mlw.dataset import Dataset
-from mlw.evaluation import evaluate
+from mlw.evaluation import metric_values, per_label_frame
+from mlw.metrics.context import EvalContext
 from mlw.registry import LearnerTags
 from mlw.validation import check_Y
 
@@ -396,9 +397,9 @@ def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, 
     n_labels = getattr(Y, "shape", (None, None))[1]
     check_outputs(model, X.shape[0], n_labels, Y_pred=Y_pred, scores=scores,
                   log_proba=log_proba)
-    values = evaluate(Y, Y_pred, scores=scores, metrics=names, log_proba=log_proba)
-    table = evaluate(Y, Y_pred, scores=scores, per_label=True,
-                     label_names=label_names) if per_label else None
+    ctx = EvalContext(Y, Y_pred, scores=scores, log_proba=log_proba)  # counted once
+    values = metric_values(ctx, names)
+    table = per_label_frame(ctx, label_names) if per_label else None
     return values, seconds, table
 
 
