@@ -80,7 +80,7 @@ def test_one_writer_at_a_time(tmp_path) -> None:
 def test_bad_paths(tmp_path) -> None:
     with pytest.raises(ValueError, match="empty"):
         ResultStore("")
-    with pytest.raises(ValueError, match="folder"):
+    with pytest.raises(IsADirectoryError, match="folder"):  # mlw.files.check_output_path
         ResultStore(tmp_path)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         ResultStore(tmp_path / "missing" / "r.parquet")

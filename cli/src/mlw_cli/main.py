@@ -379,9 +379,6 @@ def fit(
                    f"score threshold {threshold!r} on its marginals instead")
         if save is not None:
             check_output_path(save, option="--save")
-            if not Path(save).parent.is_dir():
-                raise FileNotFoundError(f"--save {save}: folder {Path(save).parent} does not "
-                                        f"exist")
         if out is not None:
             check_results_path(out, "--out")
             check_output_path(out, {f"the --data file {data}": data,
@@ -524,9 +521,6 @@ def predict(
         if out is not None:
             check_output_path(out, {f"the --model file {model}": model,
                                     f"the --data file {data}": data}, option="--out")
-            if not Path(out).parent.is_dir():
-                raise FileNotFoundError(f"--out {out}: folder {Path(out).parent} does not "
-                                        f"exist")
         predictions = mlw.predict_file(model, data, trusted=list(trust or []))
         if out is not None:
             check_output_path(out, _input_files(data=predictions.dataset), option="--out")

@@ -27,7 +27,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -173,16 +173,25 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_output_path(output: str | os.PathLike[str], inputs: Any = (), *,
-                      option: str = "output") -> Path:
-    """Refuse an output path that is empty, a folder, or the same file as one of
-    ``inputs`` (paths, or a mapping ``{description: path}``): writing it would destroy
-    an input. Returns the path. Raises ``ValueError`` (``IsADirectoryError`` for a
-    folder) naming ``option`` and the input."""
+                      option: str = "output", suffixes: Sequence[str] = ()) -> Path:
+    """The one check of a file about to be written, before any work: refuse a path
+    that is empty, not named with one of ``suffixes`` (when given, e.g.
+    ``(".parquet", ".csv")``), a folder, in a folder that does not exist, or the same
+    file as one of ``inputs`` (paths, or a mapping ``{description: path}``): writing it
+    would destroy an input. Returns the path. Raises ``ValueError``
+    (``IsADirectoryError`` for a folder, ``FileNotFoundError`` for a missing folder)
+    naming ``option`` and the input."""
     if output is None or str(output).strip() == "":
         raise ValueError(f"{option}: the path is empty")
     target = Path(output)
+    if suffixes and target.suffix.lower() not in suffixes:
+        names = " or ".join(suffixes)
+        raise ValueError(f"{option} {target}: give a {names} file name")
     if target.is_dir():
         raise IsADirectoryError(f"{option} {target}: it is a folder; give a file name")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{option} {target}: folder {folder} does not exist")
     items = inputs.items() if hasattr(inputs, "items") else ((None, p) for p in inputs)
     for what, source in items:
         if source is None or str(source) == "":

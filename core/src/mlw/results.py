@@ -71,18 +71,11 @@ def records_frame(records: Sequence[dict[str, Any]]) -> Any:
 def check_results_path(path: str | os.PathLike[str], option: str = "the results file"
                        ) -> Path:
     """``path`` as a :class:`~pathlib.Path`, checked before any work: not empty, a
-    ``.parquet`` or ``.csv`` name, not a folder, in an existing folder."""
-    text = os.fspath(path)
-    if not text.strip():
-        raise ValueError(f"{option}: the path is empty")
-    p = Path(text)
-    if p.suffix.lower() not in RESULT_SUFFIXES:
-        raise ValueError(f"{option} {text}: give a .parquet or .csv file name")
-    if p.is_dir():
-        raise IsADirectoryError(f"{option} {text} is a folder")
-    if not p.parent.is_dir():
-        raise FileNotFoundError(f"{option} {text}: folder {p.parent} does not exist")
-    return p
+    ``.parquet`` or ``.csv`` name, not a folder, in an existing folder
+    (:func:`mlw.files.check_output_path` with :data:`RESULT_SUFFIXES`)."""
+    from mlw.files import check_output_path
+
+    return check_output_path(path, option=option, suffixes=RESULT_SUFFIXES)
 
 
 def write_records(records: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> Path:

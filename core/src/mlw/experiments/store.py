@@ -58,13 +58,9 @@ class ResultStore:
     """Fold-level results under ``path`` (see the module docstring)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        p = Path(path)
-        if not str(path).strip():
-            raise ValueError("the results path is empty")
-        if p.is_dir():
-            raise ValueError(f"{p} is a folder; give a file name such as results.parquet")
-        if not p.parent.is_dir():
-            raise FileNotFoundError(f"cannot write {p}: folder {p.parent} does not exist")
+        from mlw.files import check_output_path
+
+        p = check_output_path(path, option="the results file")
         self.path = p
         self.parts = p.with_name(p.name + ".parts")
         self.lock_path = p.with_name(p.name + ".lock")
