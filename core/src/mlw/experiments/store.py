@@ -106,7 +106,11 @@ class ResultStore:
         return sorted(p for p in self.parts.glob("*.parquet") if not p.name.startswith("."))
 
     def clean_temporary(self) -> int:
-        """Remove temporary files a killed writer left (only while holding the lock)."""
+        """Remove temporary files a killed writer left (only while holding the lock).
+
+        Unlike :func:`mlw.files.sweep_stale_temporaries`, which must guess from a pid and
+        an age whether another process is still writing, the lock proves no writer is
+        alive: every temporary here is stale, whoever made it."""
         removed = 0
         for folder, pattern in ((self.parts, ".*.tmp"), (self.path.parent,
                                                          f".{self.path.name}.*.tmp")):
