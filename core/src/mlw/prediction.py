@@ -68,18 +68,14 @@ def load_to_predict(data: str, reference: dict[str, Any] | None = None) -> Datas
     from mlw.io import load_dataset
     from mlw.io.align import align
     from mlw.io.bundled import BUNDLED
-    from mlw.io.load import DatasetNotFoundError, choose_loader
+    from mlw.io.load import choose_loader, resolve_source
 
     if not data.strip():
         raise ValueError("the path of the data to predict is empty")
     if data in BUNDLED and not Path(data).exists():
         ds = load_dataset(data, split="test")
     else:
-        path = Path(data)
-        if not path.exists():
-            raise DatasetNotFoundError(f"{data}: no such file")
-        if path.is_dir():
-            raise IsADirectoryError(f"{data} is a folder; give a data file")
+        path, _ = resolve_source(data, split="test")  # load_dataset's lookup and checks
         labels = list((reference or {}).get("label_names") or [])
         spec = choose_loader(path)
         columns = _file_columns(path, spec.name) if labels else None
