@@ -365,7 +365,7 @@ def fit(
     with handle_errors(as_json):
         from mlw.jit import compile_timer
         from mlw.params import parse_params
-        from mlw.results import check_results_path
+        from mlw.results import RESULT_SUFFIXES
 
         spec = mlw.plugins.get_plugin_manager().learner(learner)
         params = parse_params(f"learner {learner!r}", spec.signature_params(), param or [])
@@ -380,9 +380,9 @@ def fit(
         if save is not None:
             check_output_path(save, option="--save")
         if out is not None:
-            check_results_path(out, "--out")
             check_output_path(out, {f"the --data file {data}": data,
-                                    f"the --test file {test}": test}, option="--out")
+                                    f"the --test file {test}": test}, option="--out",
+                              suffixes=RESULT_SUFFIXES)
         plan = mlw.plan_data(data, test=test, cv=cv, labels=labels, n_labels=n_labels)
         inputs = _input_files(data=plan.train, test=plan.test)
         for path, option in ((save, "--save"), (out, "--out")):
