@@ -241,6 +241,19 @@ def margin_gap(S, Y, Ybar):
 
 
 @njit(cache=True)
+def _differing(Y, Ybar, i, diff, sign):
+    """The labels where row ``i`` of ``Ybar`` differs from ``Y``: their indices into
+    ``diff[:m]``, +1 (y = 1) or -1 into ``sign[:m]``; returns m."""
+    m = 0
+    for j in range(Y.shape[1]):
+        if Y[i, j] != Ybar[i, j]:
+            diff[m] = j
+            sign[m] = 1.0 if Y[i, j] else -1.0
+            m += 1
+    return m
+
+
+@njit(cache=True)
 def constraint_sum_dense(X, bias, Y, Ybar):
     """g = (1/n) sum_i x_i (x) (y_i - ybar_i) with the bias feature appended: a
     (p + 1, L) matrix whose last row is the bias part. Only the labels where ybar
@@ -251,12 +264,7 @@ def constraint_sum_dense(X, bias, Y, Ybar):
     diff = np.empty(L, np.int64)
     sign = np.empty(L, np.float64)
     for i in range(n):
-        m = 0
-        for j in range(L):
-            if Y[i, j] != Ybar[i, j]:
-                diff[m] = j
-                sign[m] = 1.0 if Y[i, j] else -1.0
-                m += 1
+        m = _differing(Y, Ybar, i, diff, sign)
         if m == 0:
             continue
         for f in range(p):
@@ -277,12 +285,7 @@ def constraint_sum_csr(indptr, indices, data, p, bias, Y, Ybar):
     diff = np.empty(L, np.int64)
     sign = np.empty(L, np.float64)
     for i in range(n):
-        m = 0
-        for j in range(L):
-            if Y[i, j] != Ybar[i, j]:
-                diff[m] = j
-                sign[m] = 1.0 if Y[i, j] else -1.0
-                m += 1
+        m = _differing(Y, Ybar, i, diff, sign)
         if m == 0:
             continue
         for t in range(indptr[i], indptr[i + 1]):
