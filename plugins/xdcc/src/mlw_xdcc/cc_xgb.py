@@ -89,8 +89,9 @@ class CCXGB(BoosterParams, mlw.MultiLabelLearner):
         X = self._validate_X(X, reset=False)
         ks = list(n_estimators)
         n, L = X.shape[0], self.n_labels_
+        own = self._own_decision()
         D = np.zeros((len(ks), n, L), dtype=np.uint8)
-        P = np.empty((len(ks), n, L))
+        P = None if own else np.empty((len(ks), n, L))  # kept only for a threshold
         for k, j in enumerate(self.order_):
             # the k-th booster's input differs per stage (earlier decisions differ), so
             # it is evaluated per stage, but each stage only walks its own prefix
@@ -98,9 +99,11 @@ class CCXGB(BoosterParams, mlw.MultiLabelLearner):
                 prev = D[s][:, self.order_[:k]]
                 Xa = augment(X, prev) if k else X
                 m = next(iter(self.ensembles_[k].staged_decision_function(Xa, [nk])))
-                P[s][:, j] = _sigmoid(m[:, 0])
-                D[s][:, j] = P[s][:, j] >= 0.5
-        if self._own_decision():
+                p = _sigmoid(m[:, 0])
+                D[s][:, j] = p >= 0.5
+                if P is not None:
+                    P[s][:, j] = p
+        if P is None:
             yield from D
         else:   # the fitted threshold on each stage's greedy-path probabilities
             for Ps in P:
