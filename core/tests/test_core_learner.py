@@ -127,3 +127,32 @@ def test_evaluation_computes_a_thresholded_learners_scores_once() -> None:
     Y_joint, no_scores = joint.predict_with_scores(X)
     assert no_scores is None
     np.testing.assert_array_equal(Y_joint, joint.predict(X))
+
+
+def test_scores_fit_computed_anyway_tune_the_threshold_and_are_dropped() -> None:
+    """``_fit`` may leave ``_fit_scores``: the threshold is tuned on them (no second
+    pass over the training rows), they are checked like any scores, and fit drops
+    them so they never reach a model file."""
+    calls = {"n": 0}
+
+    class Leaves(ScoreLearner):
+        def _fit(self, X, Y):
+            super()._fit(X, Y)
+            self._fit_scores = 1.0 / (1.0 + np.exp(-self.scale * X[:, :3]))
+
+        def _predict_proba(self, X):
+            calls["n"] += 1
+            return super()._predict_proba(X)
+
+    model = Leaves(threshold="cardinality").fit(X, Y)
+    assert calls["n"] == 0 and "_fit_scores" not in vars(model)
+    again = ScoreLearner(threshold="cardinality").fit(X, Y)
+    np.testing.assert_array_equal(model.predict(X), again.predict(X))
+    assert "_fit_scores" not in vars(Leaves(threshold=None).fit(X, Y))
+
+    class Broken(Leaves):
+        def _fit(self, X, Y):
+            self._fit_scores = np.full((X.shape[0], 3), np.nan)
+
+    with pytest.raises(mlw.PluginError):
+        Broken(threshold="cardinality").fit(X, Y)

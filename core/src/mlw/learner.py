@@ -49,7 +49,10 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
       learners without a joint model must not have that attribute, since evaluation
       uses it to decide whether ``cll_loss`` applies;
     - optionally ``_training_scores(X, Y)``: the scores a threshold is tuned on
-      (default: ``_predict_proba`` on the training data).
+      (default: ``_predict_proba`` on the training data, or what ``_fit`` left in
+      ``self._fit_scores``: the training rows' scores it computed anyway, such as a
+      booster's final training margins, which saves a second pass; ``fit`` drops the
+      attribute after tuning the threshold).
 
     Learners without a joint decision have a ``threshold`` parameter naming a
     registered thresholding strategy (or holding a strategy object); ``fit`` tunes it
@@ -149,7 +152,10 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
             if not takes_sample_weight(type(self)):
                 raise ValueError(f"{type(self).__name__} does not support sample_weight")
             self._fit(X, Y, sample_weight=check_sample_weight(sample_weight, X.shape[0]))
-        self._fit_threshold(X, Y)
+        try:
+            self._fit_threshold(X, Y)
+        finally:  # the training scores are fit's working state, not part of the model
+            self.__dict__.pop("_fit_scores", None)
         return self
 
     def predict_proba(self, X: Any) -> Any:
@@ -221,7 +227,11 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         return self._predict(X), self._predict_proba(X)
 
     def _training_scores(self, X: Any, Y: Any) -> Any:
-        return self._checked_scores(X, "fit")
+        scores = self.__dict__.pop("_fit_scores", None)
+        if scores is None:
+            return self._checked_scores(X, "fit")
+        check_outputs(self, X.shape[0], self.n_labels_, scores=scores, step="fit")
+        return scores
 
     def _own_decision(self) -> bool:
         """Whether ``predict`` is the joint learner's own decision: a joint learner

@@ -207,3 +207,22 @@ def test_booster_parameter_checks(param, value, message):
     for cls in ALL:
         with pytest.raises(ValueError, match=message.replace("(", r"\(")):
             cls(**{"n_estimators": 2, param: value}).fit(X, Y)
+
+
+@pytest.mark.parametrize("cls", [MLXGB, BRXGB])
+def test_threshold_is_tuned_on_the_final_training_margins(cls):
+    """fit_ensemble's final training margins are the training rows' scores: the
+    default threshold is tuned on them, equal to tuning on predict_proba(X)."""
+    from mlw.learner import fit_threshold
+    from mlw.thresholds import DEFAULT_THRESHOLD
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 6))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    Y = (X[:, :3] > 0).astype(np.uint8)
+    for data in (X, sp.csr_matrix(np.nan_to_num(X))):
+        model = cls(n_estimators=8, max_depth=3, subsample=0.8).fit(data, Y)
+        assert "_fit_scores" not in vars(model)
+        again = fit_threshold(DEFAULT_THRESHOLD, lambda m=model, d=data: m.predict_proba(d), Y)
+        S = model.predict_proba(data)
+        np.testing.assert_array_equal(model.threshold_.predict(S), again.predict(S))

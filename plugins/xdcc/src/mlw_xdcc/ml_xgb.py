@@ -72,8 +72,9 @@ class MLXGB(_ThresholdedBooster):
         Yd = dense_labels(Y)
         edges, edge_off = cuts_of(X, params.max_bin)
         self.ensemble_: TreeEnsemble
-        self.ensemble_, _ = fit_ensemble(bin_matrix(X, edges, edge_off), Yd, params,
-                                         seed=params.random_state)
+        self.ensemble_, margin = fit_ensemble(bin_matrix(X, edges, edge_off), Yd, params,
+                                              seed=params.random_state)
+        self._fit_scores = _sigmoid(margin)  # the threshold's scores, without a new pass
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self.ensemble_.predict_proba(X)
@@ -97,9 +98,12 @@ class BRXGB(_ThresholdedBooster):
         edges, edge_off = cuts_of(X, params.max_bin)
         B = bin_matrix(X, edges, edge_off)
         self.ensembles_: list[TreeEnsemble] = []
+        margins = []
         for j in range(Yd.shape[1]):
-            ens, _ = fit_ensemble(B, Yd[:, j:j + 1], params, seed=params.random_state + j)
+            ens, m = fit_ensemble(B, Yd[:, j:j + 1], params, seed=params.random_state + j)
             self.ensembles_.append(ens)
+            margins.append(m)
+        self._fit_scores = _sigmoid(np.hstack(margins))  # the threshold's scores
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return np.hstack([e.predict_proba(X) for e in self.ensembles_])
