@@ -80,10 +80,10 @@ _LAZY: dict[str, str] = {
 
 #: Subpackages and modules reachable as attributes (``mlw.plugins.get_plugin_manager``).
 _SUBMODULES = frozenset({
-    "api", "dataset", "evaluation", "experiments", "files", "hookspecs", "io", "jit", "jsonsafe", "learner",
-    "metrics", "model_selection", "neighbors", "params", "persistence", "plugins",
-    "prediction", "registry", "results",
-    "thresholds", "validation", "warmup",
+    "api", "dataset", "evaluation", "experiments", "files", "hookspecs", "io", "jit",
+    "jsonsafe", "learner", "metrics", "model_selection", "neighbors", "params",
+    "persistence", "plugins", "prediction", "registry", "results", "thresholds",
+    "validation", "warmup",
 })
 
 

@@ -30,7 +30,8 @@ def attach(package: str, exports: Mapping[str, str], *,
         __getattr__, __dir__ = attach(__name__, _LAZY)
 
     A name in ``submodules`` is the submodule ``package.NAME``, imported on first access
-    (the import itself binds it in the package). An unknown name raises ``AttributeError`` as a module would.
+    (the import itself binds it in the package). An unknown name raises
+    ``AttributeError`` as a module would.
     """
     import sys
 

@@ -13,11 +13,12 @@ The file format is documented in ``docs/experiments.md``.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 EVALUATIONS = ("cv", "holdout", "auto")
 SELECTION_METHODS = ("validation", "cv", "split")
@@ -42,8 +43,9 @@ class Selection:
     ``method="cv"`` scores each point by ``folds``-fold iteratively stratified CV of
     the training part; ``method="split"`` fits each point on the training part and
     scores it on the dataset's own ``validation`` split (a generator's, such as the
-    structured-SVM paper's synthetic data). The point with the best ``metric`` (its registered direction)
-    is refit on the whole training part; ties go to the first point in grid order."""
+    structured-SVM paper's synthetic data). The point with the best ``metric`` (its
+    registered direction) is refit on the whole training part; ties go to the first
+    point in grid order."""
 
     metric: str
     method: str = "validation"

@@ -5,10 +5,11 @@ store whatever runs the cells).
 
 - ``local``: at most ``jobs`` cells in flight, each in a worker process, forked (on
   Linux) before the harness starts any thread, so workers start with everything
-  imported. Worker processes die with the parent (Linux ``PR_SET_PDEATHSIG``), and get ``cores // jobs`` threads for
-  BLAS/OpenMP/numba unless the environment sets them. A worker that dies (killed, out
-  of memory) breaks the pool: the pool is rebuilt and only the cells in flight are run
-  again, a cell in flight during three such deaths is recorded as an error.
+  imported. Worker processes die with the parent (Linux ``PR_SET_PDEATHSIG``), and get
+  ``cores // jobs`` threads for BLAS/OpenMP/numba unless the environment sets them. A
+  worker that dies (killed, out of memory) breaks the pool: the pool is rebuilt and
+  only the cells in flight are run again, a cell in flight during three such deaths is
+  recorded as an error.
 - ``dask``: cells are submitted to a ``distributed`` scheduler (``scheduler`` address,
   or a ``LocalCluster`` of ``jobs`` single-threaded worker processes when none is
   given); Dask reschedules the cells of a worker that dies on the other workers.
@@ -205,7 +206,8 @@ def run_dask(cells: Sequence[Cell], started: Started, finished: Finished, *,
             if future.status == "error":
                 exc = future.exception()
                 record = _died_record(cell, 0)
-                record["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                record["error"] = f"{type(exc).__name__}: {first}"
                 finished(cell, record)
                 continue
             finished(cell, future.result())

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from mlw.files import atomic_write
 from mlw.experiments.stats import CONTROL_BETTER, CONTROL_WORSE, MetricSummary, metrics_of
+from mlw.files import atomic_write
 
 #: the CD diagrams and staged curves show at most this many metrics per figure
 STAGE_METRICS = 6

@@ -39,7 +39,8 @@ COMPACT_EVERY = 500
 SCHEMA: dict[str, str] = {
     "cell_id": "str", "experiment": "str", "learner": "str", "label": "str",
     "learner_name": "str", "dataset": "str", "source": "str", "evaluation": "str",
-    "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str", "params": "str",
+    "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str",
+    "params": "str",
     "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
     "stages": "str", "decision": "str", "n_train": "int", "n_test": "int",
     "n_features": "int", "n_labels": "int", "fit_seconds": "float",

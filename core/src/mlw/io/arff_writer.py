@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mlw.files import atomic_write
 from mlw.dataset import Dataset
+from mlw.files import atomic_write
 from mlw.io.mulan import write_label_xml
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_.\-+/:()\[\]<>=!#$&*;^|~]+$")

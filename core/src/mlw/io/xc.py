@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mlw.files import atomic_write
 from mlw._lazy import LazyModule
 from mlw.dataset import Dataset
+from mlw.files import atomic_write
 from mlw.io import _codes as C  # noqa: E402 - constants, no numba
 from mlw.io._common import (
     DataFormatError,
