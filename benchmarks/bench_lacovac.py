@@ -13,8 +13,9 @@ against scikit-learn's ``predict_proba`` on the test split, and LaCovaC's one-pa
 ``predict_with_scores`` (joint decision and marginals) beside it.
 
 Times are CPU seconds of the process (time.process_time, so other jobs on the machine
-distort them less than wall time), the best of ``--repeats`` runs (predictions, a few milliseconds: of 10x as many), after one warm-up
-fit that also loads the compiled numba kernels. The ratios are LaCovaC / scikit-learn;
+distort them less than wall time), the best of ``--repeats`` runs (predictions, about a
+millisecond each: of 10x as many), after one warm-up fit that also loads the compiled
+numba kernels. The ratios are LaCovaC / scikit-learn;
 the issue's targets: fit <= 1.5 on yeast and scene, <= 1 on enron and bibtex, predict
 <= 1.
 
@@ -46,7 +47,7 @@ import scipy.sparse as sp
 from sklearn.tree import DecisionTreeClassifier
 
 import mlw
-from mlw_lacovac import LaCovaC, LaCovaCForest, MLC45
+from mlw_lacovac import MLC45, LaCovaC, LaCovaCForest
 from mlw_lacovac._leaves import leaf_models
 from mlw_lacovac._reference import ReferenceTreeBuilder
 from mlw_lacovac._tree import TreeBuilder, child_sizes
@@ -66,7 +67,7 @@ def cpu_best(fn, repeats: int) -> float:
 
 
 def load() -> str:
-    return "{:.1f}".format(os.getloadavg()[0])
+    return f"{os.getloadavg()[0]:.1f}"
 
 
 def profile(X, Y, repeats: int) -> dict[str, float]:
