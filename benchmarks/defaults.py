@@ -15,7 +15,8 @@ kNN (k=10, a label when at least half of the neighbours have it).
 
 For every learner that predicts scores, the decision rules a default could be are
 applied to the same fitted model ("alternatives": ``fixed`` 0.5, ``fixed`` with the
-top-label rule ``auto``, ``cardinality`` with ``top_label="auto"``, ``pcut``), so one
+top-label rule ``auto``, ``cardinality`` with ``top_label="auto"``, ``pcut``, ``pcut``
+with ``top_label="auto"``), so one
 fit measures them all; the training scores for the strategies that need them are the
 learner's own ``_training_scores`` where it defines them (LCIF, BRkNN: out-of-sample),
 else ``predict_proba`` on the training part.
@@ -113,7 +114,8 @@ def _alternatives(model: Any, Xtr: Any, Ytr: Any, S: Any, Yte: Any) -> dict[str,
     rules = {"fixed": lambda: FixedThreshold(0.5).fit(None, Ytr),
              "fixed_top_auto": lambda: FixedThreshold(0.5, top_label="auto").fit(None, Ytr),
              "cardinality_auto": lambda: CardinalityMatching(top_label="auto").fit(ts(), Ytr),
-             "pcut": lambda: PCut().fit(None, Ytr)}
+             "pcut": lambda: PCut().fit(None, Ytr),
+             "pcut_top_auto": lambda: PCut(top_label="auto").fit(None, Ytr)}
     out: dict[str, Any] = {}
     for name, make in rules.items():
         try:
@@ -267,7 +269,7 @@ def report(path: Path, alternatives: bool, derive: tuple[str, ...] = ()) -> None
     if not alternatives:
         return
     print("\nalternatives (same fit): subset accuracy / example F1 / empty rate per rule\n")
-    rules = ["fixed", "fixed_top_auto", "cardinality_auto", "pcut"]
+    rules = ["fixed", "fixed_top_auto", "cardinality_auto", "pcut", "pcut_top_auto"]
     print("| learner | dataset | " + " | ".join(rules) + " |")
     print("|---|---|" + "---|" * len(rules))
     for lname in ls:
@@ -277,7 +279,10 @@ def report(path: Path, alternatives: bool, derive: tuple[str, ...] = ()) -> None
                 continue
             cells = []
             for rule in rules:
-                a = r["alternatives"].get(rule, {})
+                a = r["alternatives"].get(rule)
+                if a is None:  # a rule added after the cell was measured
+                    cells.append("—")
+                    continue
                 cells.append("error" if "error" in a or not a else
                              f"{a['subset_accuracy']:.3f} / {a['f1_example']:.3f} / "
                              f"{a['empty_prediction_rate']:.3f}")

@@ -100,3 +100,25 @@ def test_a_joint_learner_with_a_threshold_decides_on_its_marginals() -> None:
     assert prepare_evaluation(own).decision == "joint"
     assert prepare_evaluation(model).decision == f"threshold {DEFAULT_THRESHOLD}"
     assert prepare_evaluation(own, None, "fixed").decision == "threshold fixed"
+
+
+def test_pcut_takes_the_same_adaptive_top_label_rule() -> None:
+    """``pcut:top_label=auto`` (LaCovaC's default): Pcut's cut, then the top label for a
+    row left empty, only where the training set has (almost) no empty label sets; plain
+    Pcut is unchanged."""
+    from mlw.thresholds import PCut
+    from mlw.thresholds._common import apply_threshold
+
+    rng = np.random.default_rng(3)
+    S = rng.uniform(0, 1, (200, 20)) ** 3  # skewed: Pcut's cut leaves many rows empty
+    for empty, on in ((0.0, True), (0.3, False)):
+        _, Y = _data(200, 20, empty=empty)
+        plain = PCut().fit(None, Y)
+        auto, _ = make_threshold("pcut:top_label=auto")
+        auto.fit(None, Y)
+        assert plain.top_label_ is False and auto.top_label_ is on
+        cut = plain.cut(S)
+        assert np.array_equal(plain.predict(S), apply_threshold(S, cut))
+        assert np.array_equal(auto.predict(S), apply_threshold(S, cut, top_label=on))
+        assert empty_prediction_rate(Y, plain.predict(S)) > 0.1
+        assert (empty_prediction_rate(Y, auto.predict(S)) == 0) is on

@@ -167,7 +167,7 @@ def test_strategies_by_name_with_options(tmp_path):
     with pytest.raises(ValueError, match="nothing after ':'"):
         make_threshold("fixed:")
     with pytest.raises(ValueError, match="takes no options"):
-        make_threshold("pcut:3")
+        make_threshold("pcut_per_label:3")
     # a learner takes the same text
     ds = mlw.load_dataset("emotions")
     br = mlw.get_learner("br", threshold="rcut:2").fit(ds.X, ds.Y)

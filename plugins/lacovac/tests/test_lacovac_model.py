@@ -47,7 +47,7 @@ def _children(tree, v):
 
 
 def test_toy_data_gives_the_structure_of_figure_1():
-    model = LaCovaC(min_samples=2).fit(TOY_X, TOY_Y)
+    model = LaCovaC(min_samples=2, threshold=None).fit(TOY_X, TOY_Y)  # the leaf modes
     t = model.tree_
     # root: vertical split {crime, horror} | {drama}
     assert t.kind[0] == K.VSPLIT
@@ -110,7 +110,8 @@ def test_joint_distribution_sums_to_one_and_matches_marginals(cls, alpha):
     X = rng.normal(size=(80, 3))
     Y = (rng.random((80, 3)) < 0.4).astype(np.uint8)
     Y[:, 1] |= Y[:, 0]
-    model = cls(min_samples=4, alpha=alpha, marginals="joint").fit(X, Y)
+    mode = {"threshold": None} if cls is LaCovaC else {}  # predict: the leaf modes
+    model = cls(min_samples=4, alpha=alpha, marginals="joint", **mode).fit(X, Y)
     Xq = rng.normal(size=(7, 3))
     combos = np.array(list(itertools.product([0, 1], repeat=3)), dtype=np.uint8)
     P = np.stack([np.exp(model.log_proba_of(Xq, np.repeat(c[None], 7, axis=0)))
@@ -143,7 +144,9 @@ def test_a_node_of_at_least_m_rows_splits_off_two_rows(cls):
     kids = _children(t, 0)
     assert sorted(t.n_rows[kids].tolist()) == [2, 10]
     assert all(t.kind[c] == K.LEAF for c in kids)
-    assert cls(min_samples=5).fit(ISO_X, ISO_Y).predict(np.array([[1.0]])).tolist() == [[1]]
+    mode = {"threshold": None} if cls is LaCovaC else {}  # the leaf modes
+    assert cls(min_samples=5, **mode).fit(ISO_X, ISO_Y).predict(np.array([[1.0]])).tolist() \
+        == [[1]]
     # the old rule (each child keeps m rows) cannot split at all here
     assert cls(min_samples=5, min_child=5).fit(ISO_X, ISO_Y).tree_.n_nodes == 1
     # one positive row: the default (no child minimum, as Algorithm 1) isolates it; the
@@ -202,7 +205,7 @@ def test_binary_features_are_recognised_dense_and_sparse():
 def test_mode_is_the_most_frequent_subset_of_the_leaf():
     X = np.zeros((6, 1))
     Y = np.array([[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [1, 1]], np.uint8)
-    model = LaCovaC(min_samples=1).fit(X, Y)  # X constant: no horizontal split
+    model = LaCovaC(min_samples=1, threshold=None).fit(X, Y)  # X constant: no split
     assert model.predict(np.zeros((2, 1))).tolist() == [[1, 0], [1, 0]]
     c = np.array([4, 3])
     # default marginals: Laplace, (c_j + 1) / (n + 2)
@@ -211,7 +214,7 @@ def test_mode_is_the_most_frequent_subset_of_the_leaf():
     joint = LaCovaC(min_samples=1, marginals="joint").fit(X, Y)
     assert np.allclose(joint.predict_proba(np.zeros((1, 1)))[0], (c + (c + 1) / 8) / 7)
     # a large alpha changes the probabilities, never the decision
-    big = LaCovaC(min_samples=1, alpha=1e6).fit(X, Y)
+    big = LaCovaC(min_samples=1, alpha=1e6, threshold=None).fit(X, Y)
     assert big.predict(np.zeros((1, 1))).tolist() == [[1, 0]]
 
 
@@ -219,7 +222,7 @@ def test_all_labels_constant_gives_a_single_pure_leaf():
     X = np.random.default_rng(0).normal(size=(20, 3))
     Y = np.zeros((20, 3), np.uint8)
     Y[:, 1] = 1
-    model = LaCovaC().fit(X, Y)
+    model = LaCovaC(threshold=None).fit(X, Y)
     assert model.tree_.n_nodes == 1 and model.n_leaves_ == 1
     assert model.predict(X[:4]).tolist() == [[0, 1, 0]] * 4
 

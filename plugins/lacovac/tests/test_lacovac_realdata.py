@@ -32,10 +32,16 @@ def test_emotions_beats_the_prior_and_its_probabilities_are_calibrated_enough(em
     # the tree must carry information beyond the label frequencies
     assert ours["log_loss"] < base["log_loss"]
     assert ours["hamming_loss"] < base["hamming_loss"]
-    # the joint decision is a valid label vector per row and log P(y|x) is finite
+    # log P(y|x) is finite
     lp = model.log_proba_of(X[test], Y[test])
     assert np.all(np.isfinite(lp)) and np.all(lp < 0)
-    assert model.predict(X[test]).shape == Y[test].shape
+    # the default decision (issue 19): the paper's Pcut, and the top label for a row it
+    # leaves empty, since no training row of emotions is empty
+    plain = PCut().fit(None, Y[~test]).predict(S)
+    pred = model.predict(X[test])
+    assert model.threshold_.top_label_ and not np.all(plain.any(axis=1))
+    assert np.all(pred.any(axis=1)) and np.all(pred >= plain)
+    assert np.array_equal(pred[plain.any(axis=1)], plain[plain.any(axis=1)])
 
 
 def test_sparse_text_data_is_never_densified(mulan_dir, monkeypatch):
@@ -49,7 +55,7 @@ def test_sparse_text_data_is_never_densified(mulan_dir, monkeypatch):
     for cls in (sp.csr_matrix, sp.csc_matrix):
         monkeypatch.setattr(cls, "toarray", refuse)
         monkeypatch.setattr(cls, "todense", refuse)
-    for learner in (LaCovaC(), MLC45()):
+    for learner in (LaCovaC(threshold=None), MLC45()):  # predict: the leaf modes
         learner.fit(X, Y)
         P = learner.predict_proba(X)
         assert P.shape == (400, Y.shape[1])

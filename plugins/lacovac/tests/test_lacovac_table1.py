@@ -120,7 +120,7 @@ def test_the_split_measure_prefers_love_where_the_paper_splits_on_dark():
     # "a minimum of 2 instances" read as the node minimum m or as the leaf minimum (the
     # experiments' "minimal number of instances in the leaves"): love either way
     for kw in ({}, {"min_child": 2, "min_child_numeric": 2}):
-        model = LaCovaC(min_samples=2, **kw).fit(X, Y)
+        model = LaCovaC(min_samples=2, threshold=None, **kw).fit(X, Y)
         t = model.tree_
         ch = int(t.children[t.child_ptr[0]])
         assert t.kind[ch] == K.HSPLIT and t.feature[ch] == LOVE
@@ -147,7 +147,7 @@ def test_the_paper_path_dark_then_love_behaves_as_section_3_1_says():
     lm = leaf_models(leaf, 1.0)
     assert lm.mode.tolist() == [1, 0]  # {crime=1, horror=0}: the first seen of the tie
     # drama, learned on its own: 1 wherever love = 1 -> the prediction {crime, drama}
-    drama = LaCovaC(min_samples=2).fit(X, Y[:, 2:])
+    drama = LaCovaC(min_samples=2, threshold=None).fit(X, Y[:, 2:])
     assert drama.predict(np.array([[1.0, 1.0]])).tolist() == [[1]]
 
 

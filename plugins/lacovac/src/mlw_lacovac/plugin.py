@@ -26,9 +26,14 @@ _MODEL_TYPES = ("mlw_lacovac._tree:Tree", "mlw_lacovac._leaves:LeafModels")
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
     z = {"z": "normal quantile of the label-correlation test, lambda_n = z / sqrt(n - 1)"}
+    threshold = {"threshold": "label sets from the marginals: 'pcut:top_label=auto' (the "
+                              "paper's Pcut; a row it leaves empty gets its top label when "
+                              "the training set has (almost) no empty label sets), 'pcut' "
+                              "(Pcut alone), any strategy, or none (the leaf modes)"}
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
-        name="lacovac", factory="mlw_lacovac.model:LaCovaC", param_docs={**_TREE, **z},
+        name="lacovac", factory="mlw_lacovac.model:LaCovaC",
+        param_docs={**_TREE, **z, **threshold},
         description="LaCovaC multi-label tree: local phi-correlation label clustering "
                     "(vertical splits) and LaCova covariance splits (Al-Otaibi et al. 2016)"))
     register(mlw.LearnerSpec(
