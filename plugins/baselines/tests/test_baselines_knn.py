@@ -83,7 +83,7 @@ def test_sparse_input_is_searched_sparse_and_equals_dense():
 def test_brknn_a_and_b_by_hand():
     X, Y = correlated(n=80, d=4, L=5, seed=8)
     Xtr, Ytr, Xte = X[:60], Y[:60], X[60:]
-    a = BRkNN(k=4, variant="a").fit(Xtr, Ytr)
+    a = BRkNN(k=4, variant="a", top_label=True).fit(Xtr, Ytr)  # the paper's extension
     b = BRkNN(k=4, variant="b").fit(Xtr, Ytr)
     Pa, Sa = a.predict(Xte), a.predict_proba(Xte)
     Pb = b.predict(Xte)
@@ -97,6 +97,15 @@ def test_brknn_a_and_b_by_hand():
         size = int(np.floor(Ytr[nb].sum() / 4 + 0.5))
         top = sorted(range(5), key=lambda j: (-conf[j], j))[:size]
         np.testing.assert_array_equal(np.flatnonzero(Pb[i]), sorted(top))
+    # BRkNN-a's extension (the top label for a row with none) follows the adaptive
+    # top-label rule: off when the training set has empty label sets (issue 19)
+    Ye = Ytr.copy()
+    Ye[::3] = 0
+    auto, forced = BRkNN(k=4).fit(Xtr, Ye), BRkNN(k=4, top_label=True).fit(Xtr, Ye)
+    assert a.top_label_ and not auto.top_label_
+    S = auto.predict_proba(Xte)
+    np.testing.assert_array_equal(auto.predict(Xte), (S >= 0.5).astype(auto.predict(Xte).dtype))
+    assert not auto.predict(Xte).any(axis=1).all() and forced.predict(Xte).any(axis=1).all()
 
 
 def test_iblr_is_binary_relevance_on_the_neighbourhood_label_fractions():

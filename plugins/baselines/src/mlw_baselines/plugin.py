@@ -65,7 +65,9 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
     ("brknn", "mlw_baselines.knn:BRkNN",
      "BRkNN-a/-b (Spyromitros et al. 2008): neighbours' label shares, at least one label "
      "(a) or the neighbours' mean number of labels (b)",
-     {"k": _K, "variant": "a or b", "metric": _METRIC}),
+     {"k": _K, "variant": "a or b", "metric": _METRIC,
+      "top_label": "BRkNN-a's most confident label for a row with none: true, false or "
+                   "auto (only when the training set has (almost) no empty label sets)"}),
     ("iblr", "mlw_baselines.knn:IBLR",
      "IBLR-ML (Cheng and Huellermeier 2009): logistic regression per label on the "
      "neighbours' label shares",
