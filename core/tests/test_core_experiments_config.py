@@ -138,3 +138,41 @@ def test_mlw_data_path_comes_first(tmp_path, mulan_dir, monkeypatch) -> None:
     exp = parse_config({"experiment": {"datasets": ["flags"], "data_path": ["/nowhere"]},
                         "learners": {"br": {}}})
     assert enumerate_cells(exp)[0].source == str(mulan_dir / "flags")
+
+
+def test_ordered_search_walks_from_the_middle_towards_the_better_side() -> None:
+    """select.search = "ordered": start at the middle point, climb while strictly better,
+    downwards only when the first step up did not improve; NaN never improves."""
+    from types import SimpleNamespace
+
+    from mlw.experiments.selection import _ordered_search
+
+    points = [{"C": c} for c in (0.01, 0.1, 1.0, 10.0, 100.0)]
+    entry = SimpleNamespace(key="br", select=SimpleNamespace(metric="m"))
+
+    def walk(scores, higher=True):
+        visited = []
+
+        def score_of(point):
+            visited.append(point["C"])
+            return scores[point["C"]]
+        return _ordered_search(entry, points, score_of, higher)["C"], visited
+
+    up = {0.01: 0, 0.1: 1, 1.0: 2, 10.0: 3, 100.0: 2.5}
+    assert walk(up) == (10.0, [1.0, 10.0, 100.0])
+    down = {0.01: 3, 0.1: 4, 1.0: 2, 10.0: 1, 100.0: 9}  # 100 is never reached
+    assert walk(down) == (0.1, [1.0, 10.0, 0.1, 0.01])
+    assert walk(down, higher=False) == (10.0, [1.0, 10.0, 100.0])
+    flat = dict.fromkeys(up, 1.0)  # ties do not move
+    assert walk(flat) == (1.0, [1.0, 10.0, 0.1])
+    assert walk({**up, 10.0: float("nan")}) == (1.0, [1.0, 10.0, 0.1])
+    with pytest.raises(ValueError, match="NaN"):
+        walk(dict.fromkeys(up, float("nan")))
+    def config(search):
+        return {"experiment": {"datasets": ["emotions"]},
+                "learners": {"br": {"grid": {"threshold": ["pcut"], "k": [1]},
+                                    "select": {"metric": "f1_micro", "search": search}}}}
+    with pytest.raises(ConfigError, match="one parameter"):
+        parse_config(config("ordered"), path="x.toml")
+    with pytest.raises(ConfigError, match="search"):
+        parse_config(config("random"), path="x.toml")

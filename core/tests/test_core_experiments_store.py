@@ -136,11 +136,14 @@ def test_grid_selection_uses_the_inner_split_only(tmp_path) -> None:
     exp = parse_config({"experiment": {"datasets": ["emotions"], "folds": 2,
                                        "metrics": ["f1_micro", "hamming_loss"]},
                         "learners": {"br": {"grid": {"threshold": ["fixed", "pcut"]},
-                                            "select": {"metric": "hamming_loss"}}}})
+                                            "select": {"metric": "hamming_loss"},
+                                            "attributes": ["n_labels_", "nosuch_"]}}})
     summary = run_experiment(exp, tmp_path / "r.parquet")
     df = summary.results
     assert summary.errors == []
     for row in df.iter_rows(named=True):
+        # attributes: fitted attributes recorded, null where the model lacks one
+        assert json.loads(row["attributes"]) == {"n_labels_": 6, "nosuch_": None}
         trail = json.loads(row["selection"])
         assert [t["params"] for t in trail] == [{"threshold": "fixed"},
                                                 {"threshold": "pcut"}]
@@ -220,8 +223,10 @@ def test_killing_a_real_run_at_random_moments_loses_nothing(tmp_path, mulan_dir)
     def n_parts() -> int:
         return len(list(parts.glob("*.parquet"))) if parts.is_dir() else 0
 
-    for attempt in range(6):
-        jobs = 2 if attempt == 5 else 1
+    # five kills (one in start-up, three with one worker, one with two): each costs a
+    # process start-up (~2-3 CPU s); benchmarks/bench_kill.py runs 40 per round
+    for attempt in range(5):
+        jobs = 2 if attempt == 4 else 1
         before = n_parts()
         proc = _bench(config, out, jobs)
         if attempt == 0:
@@ -320,3 +325,26 @@ def test_worker_set_up_survives_numba_recompiling() -> None:
 
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         assert pool.submit(_init_worker_then_recompile).result(timeout=120) == "ok 1"
+
+
+def test_staged_selection_scores_every_point_as_separate_fits_do() -> None:
+    """select.staged = "n_estimators": one fit per other-parameter combination, every
+    rounds value read from staged_predict; the trail equals the plain grid search's."""
+    from mlw.experiments.cells import cell_data
+    from mlw.experiments.selection import _stages_at, select_params
+
+    def config(staged):
+        select = {"metric": "f1_example", "fraction": 0.3, **staged}
+        return parse_config({"experiment": {"datasets": ["emotions"], "folds": 3},
+                             "learners": {"ml_xgb": {
+                                 "threshold": "fixed", "select": select,
+                                 "grid": {"n_estimators": [3, 1], "max_depth": [1, 2]}}}})
+    plain, staged = config({}), config({"staged": "n_estimators"})
+    train, _ = cell_data(enumerate_cells(plain)[0])
+    got = [select_params(e.learners[0], train, 0) for e in (plain, staged)]
+    assert got[0] == got[1]
+    assert len(got[0][1]) == 4
+    # a staged_predict(X) without values: the yields at the stages asked for
+    assert _stages_at(lambda X: iter("abcd"), None, [1, 3]) == ["a", "c"]
+    with pytest.raises(ValueError, match="stop before 5"):
+        _stages_at(lambda X: iter("abcd"), None, [2, 5])

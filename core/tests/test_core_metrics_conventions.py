@@ -166,3 +166,20 @@ def test_explicitly_stored_zero_scores_mean_the_same_as_absent_ones():
     absent = mlw.evaluate(Y, scores=sp.csr_matrix(S), metrics=names)
     for name in names:
         assert dense[name] == pytest.approx(stored[name], abs=1e-12) == absent[name]
+
+
+def test_cll_loss_marginals_is_the_floored_sum_over_labels_dense_and_csr():
+    """-Σ log q, q = score of a true label, 1 - score of a false one, each log floored at
+    ln 1e-12 (a true label scored 0, a false one scored 1); CSR in O(nnz) the same."""
+    Y = np.array([[1, 0, 1], [0, 0, 1], [0, 1, 0]])
+    P = np.array([[0.9, 0.2, 0.0], [0.5, 0.0, 1.0], [1.0, 0.7, 0.0]])
+    floor = np.log(1e-12)
+    ref = -(np.log(0.9) + np.log(0.8) + floor + np.log(0.5) + 0.0 + 0.0
+            + floor + np.log(0.7) + 0.0)
+    for y in (Y, sp.csr_matrix(Y)):
+        for p in (P, sp.csr_matrix(P)):
+            assert M.cll_loss_marginals(y, p) == pytest.approx(ref, rel=1e-12)
+    spec = mlw.list_metrics()["cll_loss_marginals"]
+    assert (spec.needs, spec.greater_is_better) == ("scores", False)
+    with pytest.raises(ValueError, match="probabilities"):
+        M.cll_loss_marginals(Y, P + 0.5)

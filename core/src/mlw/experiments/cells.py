@@ -278,7 +278,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "control": cell.control,
         "params": json.dumps(_jsonable(dict(cell.learner.params)), sort_keys=True),
         "status": "ok", "error": None, "chosen_params": None, "selection": None,
-        "stages": None, "decision": None, "n_train": None, "n_test": None,
+        "stages": None, "attributes": None, "decision": None, "n_train": None, "n_test": None,
         "n_features": None, "n_labels": None, "fit_seconds": None, "predict_seconds": None,
         "compile_seconds": None, "selection_seconds": None,
         "host": platform.node(), "pid": os.getpid(),
@@ -306,6 +306,10 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         record.update(decision=setup.decision, fit_seconds=result.fit_seconds,
                       predict_seconds=result.predict_seconds,
                       compile_seconds=result.compile_seconds)
+        if cell.learner.attributes:
+            record["attributes"] = json.dumps(_jsonable(
+                {a: getattr(model, a, None) for a in cell.learner.attributes}),
+                sort_keys=True)
         if cell.learner.stages:
             staged = _staged(model, test, cell.learner.stages, setup.metrics)
             record["stages"] = json.dumps(_jsonable(staged))

@@ -22,13 +22,14 @@ import tomllib
 
 EVALUATIONS = ("cv", "holdout", "auto")
 SELECTION_METHODS = ("validation", "cv", "split")
+SELECTION_SEARCHES = ("grid", "ordered")
 
 _EXPERIMENT_KEYS = {"name", "description", "paper", "seed", "metrics", "threshold",
                     "data_path", "evaluation", "folds", "datasets", "control"}
 _LEARNER_KEYS = {"learner", "params", "threshold", "grid", "select", "stages", "label",
-                 "metrics"}
+                 "metrics", "attributes"}
 _DATASET_KEYS = {"name", "source", "evaluation", "folds", "test", "train_rows"}
-_SELECT_KEYS = {"metric", "method", "fraction", "folds", "seed"}
+_SELECT_KEYS = {"metric", "method", "fraction", "folds", "seed", "search", "staged"}
 
 
 class ConfigError(ValueError):
@@ -45,17 +46,38 @@ class Selection:
     scores it on the dataset's own ``validation`` split (a generator's, such as the
     structured-SVM paper's synthetic data). The point with the best ``metric`` (its
     registered direction) is refit on the whole training part; ties go to the first
-    point in grid order."""
+    point in grid order.
+
+    ``search="grid"`` scores every point; ``search="ordered"`` (a grid of one parameter
+    whose values are listed in order, such as a regularisation path) starts at the
+    middle value, moves towards the better neighbour while the score strictly improves,
+    and stops at the first value that is not better: a line search for scores unimodal
+    along the grid, as the mixture-of-CTBNs plugin chooses its own ``C``.
+
+    ``staged="n_estimators"`` names a grid parameter whose values are a prefix of one
+    fit (boosting rounds, a chain's length): for every combination of the other
+    parameters the learner is fitted once, at the largest value, and every value is
+    scored from its ``staged_predict(X, values)`` (``staged_predict(X)``'s stage
+    ``v`` when it takes no values; ``staged_predict_proba`` likewise for a metric of
+    scores). Exact only where the learner's stages equal fresh fits (its docs say so);
+    the choice is the same as without ``staged``, from fewer fits."""
 
     metric: str
     method: str = "validation"
     fraction: float = 0.2
     folds: int = 5
     seed: int | None = None  # None: the experiment's seed
+    search: str = "grid"
+    staged: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "method": self.method, "fraction": self.fraction,
-                "folds": self.folds, "seed": self.seed}
+        out = {"metric": self.metric, "method": self.method, "fraction": self.fraction,
+               "folds": self.folds, "seed": self.seed}
+        if self.search != "grid":  # cell ids of grid searches stay what they were
+            out["search"] = self.search
+        if self.staged is not None:
+            out["staged"] = self.staged
+        return out
 
 
 @dataclass(frozen=True)
@@ -64,7 +86,9 @@ class LearnerEntry:
     optional ``threshold``, and optionally a ``grid`` searched by ``select``.
     ``stages``: record the metrics of every stage the fitted model exposes (``True``:
     ``staged_models()`` or ``staged_predict(X)``; a list: ``staged_predict(X, list)``,
-    e.g. boosting rounds)."""
+    e.g. boosting rounds). ``attributes``: fitted attributes recorded with each cell
+    (``["C_", "n_trees_"]``: what the learner chose for itself; null where the fitted
+    model lacks one)."""
 
     key: str
     learner: str
@@ -75,6 +99,7 @@ class LearnerEntry:
     stages: bool | tuple[int, ...] = False
     label: str | None = None
     metrics: tuple[str, ...] | None = None  # instead of the experiment's
+    attributes: tuple[str, ...] = ()  # recorded, not part of the cell id
 
     @property
     def display(self) -> str:
@@ -235,8 +260,15 @@ def _selection(path: str | None, key: str, raw: Any) -> Selection | None:
     seed = raw.get("seed")
     if seed is not None:
         seed = _int(path, f"{key}.seed", seed, 0)
+    search = raw.get("search", "grid")
+    if search not in SELECTION_SEARCHES:
+        raise _fail(path, f"{key}.search", f"expected one of {', '.join(SELECTION_SEARCHES)}, "
+                                           f"got {search!r}")
+    staged = raw.get("staged")
+    if staged is not None and (not isinstance(staged, str) or not staged):
+        raise _fail(path, f"{key}.staged", f"expected a grid parameter name, got {staged!r}")
     return Selection(metric=raw["metric"], method=method, fraction=float(fraction),
-                     folds=folds, seed=seed)
+                     folds=folds, seed=seed, search=search, staged=staged)
 
 
 def _none(value: Any) -> Any:
@@ -268,6 +300,20 @@ def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
         raise _fail(path, where, "a grid needs select = {metric = ...} (how to choose)")
     if select is not None and not grid:
         raise _fail(path, f"{where}.select", "there is no grid to select from")
+    if select is not None and select.staged is not None:
+        values = grid.get(select.staged)
+        if values is None:
+            raise _fail(path, f"{where}.select.staged", f"{select.staged!r} is not a "
+                                                        f"parameter of the grid")
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+            raise _fail(path, f"{where}.grid.{select.staged}", "a staged parameter takes "
+                                                               "positive integers")
+        if select.search == "ordered":
+            raise _fail(path, f"{where}.select", "staged and search = \"ordered\" do not "
+                                                 "combine")
+    if select is not None and select.search == "ordered" and len(grid) != 1:
+        raise _fail(path, f"{where}.select.search", "an ordered search walks a grid of "
+                                                    f"one parameter, this one has {len(grid)}")
     stages = raw.get("stages", False)
     if isinstance(stages, list):
         if not stages or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0
@@ -287,12 +333,18 @@ def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
     if metrics is not None and (not isinstance(metrics, list) or not metrics or
                                 not all(isinstance(m, str) for m in metrics)):
         raise _fail(path, f"{where}.metrics", "expected a non-empty list of metric names")
+    attributes = raw.get("attributes", [])
+    if not isinstance(attributes, list) or not all(
+            isinstance(a, str) and a.isidentifier() for a in attributes):
+        raise _fail(path, f"{where}.attributes", "expected a list of attribute names "
+                                                 "such as [\"C_\"]")
     return LearnerEntry(key=key, learner=name,
                         params={k: _none(v) for k, v in params.items()}, threshold=threshold,
                         grid={k: [_none(x) for x in v] for k, v in grid.items()},
                         select=select,
                         stages=stages, label=label,
-                        metrics=tuple(metrics) if metrics else None)
+                        metrics=tuple(metrics) if metrics else None,
+                        attributes=tuple(attributes))
 
 
 def _dataset(path: str | None, index: int, raw: Any, evaluation: str, folds: int

@@ -59,7 +59,8 @@ def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | N
     """The grid point of ``entry`` (a :class:`LearnerEntry` with ``grid`` and
     ``select``) with the best ``select.metric`` on ``train``'s inner split(s) (or on
     ``validation``, the dataset's own split, for ``method="split"``), and the score of
-    every point (``[{"params", "score"}]``, in grid order)."""
+    every point scored (``[{"params", "score"}]``, in the order scored: every point in
+    grid order, or the points an ``ordered`` search visited)."""
     from mlw.experiments.config import build_learner
     from mlw.model_selection import fit_and_evaluate, prepare_evaluation
     from mlw.plugins import get_plugin_manager
@@ -68,8 +69,8 @@ def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | N
     higher = get_plugin_manager().metric(selection.metric).greater_is_better
     splits = _splits(train, selection, seed, validation)
     trail: list[dict[str, Any]] = []
-    best: tuple[float, dict[str, Any]] | None = None
-    for point in grid_points(entry.grid):
+
+    def score_of(point: dict[str, Any]) -> float:
         setup = prepare_evaluation(build_learner(entry, seed, point), [selection.metric],
                                    entry.threshold)
         values = []
@@ -78,6 +79,29 @@ def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | N
             values.append(result.metrics[selection.metric])
         score = float(np.mean(values))
         trail.append({"params": point, "score": score})
+        return score
+
+    points = grid_points(entry.grid)
+    if getattr(selection, "staged", None) is not None:
+        scored = _staged_scores(entry, seed, splits, selection)
+        for point in points:  # the trail in grid order, as without stages
+            trail.append({"params": point, "score": scored[_point_key(point)]})
+        best_staged: tuple[float, dict[str, Any]] | None = None
+        for t in trail:
+            if math.isnan(t["score"]):
+                continue
+            k = t["score"] if higher else -t["score"]
+            if best_staged is None or k > best_staged[0]:
+                best_staged = (k, t["params"])
+        if best_staged is None:
+            raise ValueError(f"learner {entry.key!r}: every grid point scored NaN on "
+                             f"{selection.metric}")
+        return dict(best_staged[1]), trail
+    if getattr(selection, "search", "grid") == "ordered":
+        return _ordered_search(entry, points, score_of, higher), trail
+    best: tuple[float, dict[str, Any]] | None = None
+    for point in points:
+        score = score_of(point)
         if math.isnan(score):
             continue
         key = score if higher else -score
@@ -87,3 +111,103 @@ def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | N
         raise ValueError(f"learner {entry.key!r}: every grid point scored NaN on "
                          f"{selection.metric}")
     return dict(best[1]), trail
+
+
+def _ordered_search(entry: Any, points: list[dict[str, Any]], score_of: Any, higher: bool
+                    ) -> dict[str, Any]:
+    """The point an ordered line search stops at: from the middle point (the lower
+    middle of an even count) towards the better neighbour while the score strictly
+    improves; upwards first, downwards only when the first step up did not improve.
+    A NaN score never improves."""
+    seen: dict[int, float] = {}
+
+    def key(i: int) -> float:
+        if i not in seen:
+            s = score_of(points[i])
+            seen[i] = -math.inf if math.isnan(s) else (s if higher else -s)
+        return seen[i]
+
+    i = (len(points) - 1) // 2
+    best = key(i)
+    for step in (1, -1):
+        j, moved = i + step, False
+        while 0 <= j < len(points) and key(j) > best:
+            best, i, moved = key(j), j, True
+            j += step
+        if moved:
+            break
+    if best == -math.inf:
+        raise ValueError(f"learner {entry.key!r}: every grid point scored NaN on "
+                         f"{entry.select.metric}")
+    return dict(points[i])
+
+
+def _point_key(point: dict[str, Any]) -> str:
+    import json
+
+    from mlw.jsonsafe import to_jsonable
+
+    return json.dumps(to_jsonable(point), sort_keys=True)
+
+
+def _staged_scores(entry: Any, seed: int, splits: list[tuple[Dataset, Dataset]],
+                   selection: Any) -> dict[str, float]:
+    """Every grid point's score, the ``selection.staged`` parameter read from the stages
+    of one fit per combination of the other parameters (at its largest value)."""
+    from mlw.evaluation import evaluate
+    from mlw.experiments.config import build_learner
+    from mlw.model_selection import fit_and_evaluate, prepare_evaluation
+    from mlw.plugins import get_plugin_manager
+
+    name, metric = selection.staged, selection.metric
+    needs = get_plugin_manager().metric(metric).needs
+    if needs == "joint":
+        raise ValueError(f"learner {entry.key!r}: a staged selection cannot score "
+                         f"{metric!r} (it needs log P(y|x), which stages do not give)")
+    values = sorted(set(entry.grid[name]))
+    others = {k: v for k, v in entry.grid.items() if k != name}
+    out: dict[str, float] = {}
+    for base in grid_points(others) or [{}]:
+        setup = prepare_evaluation(build_learner(entry, seed, {**base, name: values[-1]}),
+                                   [metric], entry.threshold)
+        if setup.evaluation_threshold is not None:
+            raise ValueError(f"learner {entry.key!r}: a staged selection needs the "
+                             f"learner's own decision (a threshold it takes itself)")
+        per_value: dict[int, list[float]] = {v: [] for v in values}
+        for fit_part, val_part in splits:
+            _, model = fit_and_evaluate(setup, fit_part, val_part)
+            method = "staged_predict_proba" if needs == "scores" else "staged_predict"
+            if not hasattr(model, method):
+                raise ValueError(f"learner {entry.key!r}: {type(model).__name__} has no "
+                                 f"{method}, which select.staged needs")
+            stages = _stages_at(getattr(model, method), val_part.X, values)
+            for v, out_v in zip(values, stages, strict=True):
+                Y_pred = out_v if needs == "labels" else None
+                S = out_v if needs == "scores" else None
+                per_value[v].append(evaluate(val_part.Y, Y_pred, scores=S,
+                                             metrics=[metric])[metric])
+        for v in values:
+            out[_point_key({**base, name: v})] = float(np.mean(per_value[v]))
+    return out
+
+
+def _stages_at(method: Any, X: Any, values: list[int]) -> list[Any]:
+    """``method(X, values)`` (one yield per value), or for a method that takes no values
+    (``staged_predict(X)``, one yield per stage 1, 2, ...) the yields at ``values``."""
+    import inspect
+
+    params = [p for p in inspect.signature(method).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(params) >= 2:
+        got = list(method(X, values))
+    else:
+        wanted, got = set(values), []
+        for i, out in enumerate(method(X), start=1):
+            if i in wanted:
+                got.append(out)
+            if i >= values[-1]:
+                break
+    if len(got) != len(values):
+        raise ValueError(f"the learner's stages stop before {values[-1]} "
+                         f"({len(got)} of {len(values)} values scored)")
+    return got

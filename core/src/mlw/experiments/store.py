@@ -42,7 +42,7 @@ SCHEMA: dict[str, str] = {
     "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str",
     "params": "str",
     "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
-    "stages": "str", "decision": "str", "n_train": "int", "n_test": "int",
+    "stages": "str", "attributes": "str", "decision": "str", "n_train": "int", "n_test": "int",
     "n_features": "int", "n_labels": "int", "fit_seconds": "float",
     "predict_seconds": "float", "compile_seconds": "float", "selection_seconds": "float",
     "host": "str", "pid": "int", "started": "str", "finished": "str",

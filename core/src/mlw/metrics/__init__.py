@@ -61,6 +61,9 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
                "MEKA's log loss (lim. D): per-label cross-entropy capped at ln(n), averaged"),
     MetricSpec("cll_loss", _pr.cll_loss, False, "joint",
                "conditional log-likelihood loss: -sum over instances of log P(y|x)"),
+    MetricSpec("cll_loss_marginals", _pr.cll_loss_marginals, False, "scores",
+               "CLL-loss of the product of the marginal scores (labels independent given "
+               "x): -sum of log(score) of true and log(1 - score) of false labels"),
     MetricSpec("one_error", _rk.one_error, False, "scores",
                "fraction of instances whose top-ranked label is not relevant"),
     MetricSpec("coverage", _rk.coverage, False, "scores",
@@ -181,6 +184,11 @@ def cll_loss(Y_true: Any, log_proba: Any) -> float:
     return _pr.cll_loss(EvalContext(Y_true, log_proba=log_proba))
 
 
+def cll_loss_marginals(Y_true: Any, scores: Any) -> float:
+    """-Σ_i Σ_j log q_ij, q the score of a true label and 1 - score of a false one."""
+    return _pr.cll_loss_marginals(EvalContext(Y_true, scores=scores))
+
+
 def one_error(Y_true: Any, scores: Any) -> float:
     """Fraction of instances whose top-ranked label is not relevant."""
     return _rk.one_error(EvalContext(Y_true, scores=scores))
@@ -241,6 +249,7 @@ __all__ = [
     "average_precision_macro",
     "average_precision_micro",
     "cll_loss",
+    "cll_loss_marginals",
     "coverage",
     "empty_prediction_rate",
     "empty_rate",

@@ -1,5 +1,5 @@
-"""Probabilistic metrics: ``log_loss`` on marginal scores and ``cll_loss`` on joint
-log-probabilities."""
+"""Probabilistic metrics: ``log_loss`` and ``cll_loss_marginals`` on marginal scores,
+``cll_loss`` on joint log-probabilities."""
 
 from __future__ import annotations
 
@@ -56,3 +56,45 @@ def cll_loss(ctx: EvalContext) -> float:
     if (lp > 1e-9).any():
         raise ValueError("log_proba holds a log-probability above 0")
     return float(-lp.sum())
+
+
+#: Probabilities below this are raised to it before taking logarithms in
+#: ``cll_loss_marginals`` (the floor of the baselines' ``log_proba_of``).
+PROBA_FLOOR = 1e-12
+
+
+def cll_loss_marginals(ctx: EvalContext) -> float:
+    """``-Σ_i Σ_j log q_ij`` with ``q_ij`` the score of label j when it is true and
+    ``1 - score`` when it is false, each logarithm floored at ``ln 1e-12``: the CLL-loss
+    of the product of the marginal scores (the labels independent given x), a sum over
+    instances like ``cll_loss``. CSR scores in O(nnz): an absent score is 0."""
+    assert ctx.scores is not None
+    S = ctx.scores
+    values = np.asarray(S.data if sp.issparse(S) else S)
+    if values.size and (values.min() < 0.0 or values.max() > 1.0):
+        raise ValueError("cll_loss_marginals needs scores that are probabilities in [0, 1]")
+    floor = math.log(PROBA_FLOOR)
+    T = as_csr_labels(ctx.Y_true)
+
+    def log_true(p: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.maximum(np.log(p), floor)
+
+    def log_false(p: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.maximum(np.log1p(-p), floor)
+
+    if not sp.issparse(S):
+        P = np.asarray(S, dtype=np.float64)
+        total = log_false(P).sum()
+        rows = np.repeat(np.arange(T.shape[0]), np.diff(T.indptr))
+        p_true = P[rows, T.indices]
+        total += (log_true(p_true) - log_false(p_true)).sum()
+        return float(-total)
+    S = sp.csr_matrix(S, dtype=np.float64)
+    # every stored score as if its label were false, then the true labels corrected
+    total = log_false(S.data).sum()
+    hit = S.multiply(T.astype(np.float64)).tocsr()
+    total += (log_true(hit.data) - log_false(hit.data)).sum()
+    total += (T.nnz - hit.nnz) * floor  # true labels with no stored score: q = 0
+    return float(-total)
