@@ -348,3 +348,43 @@ def test_staged_selection_scores_every_point_as_separate_fits_do() -> None:
     assert _stages_at(lambda X: iter("abcd"), None, [1, 3]) == ["a", "c"]
     with pytest.raises(ValueError, match="stop before 5"):
         _stages_at(lambda X: iter("abcd"), None, [2, 5])
+
+
+def test_warm_started_path_keeps_the_chosen_model_of_the_path() -> None:
+    """select.warm_start: the grid fitted in order on one learner (warm_start), each C
+    from the previous solution; the cell scores the chosen C's model of that path
+    (no cold refit), as benchmarks/quality_ssvm.py's C path did by hand."""
+    import mlw
+    from mlw.experiments.cells import cell_data, cell_validation, run_cell
+
+    source = "synthetic:labels=4,cardinality=1.5,seed=3,n_train=60,n_validation=40," \
+             "n_test=40,features=5"
+    exp = parse_config({"experiment": {"evaluation": "holdout", "metrics": ["hamming_loss"],
+                                       "datasets": [{"name": "tiny", "source": source}]},
+                        "learners": {"struct_hamming": {
+                            "params": {"warm_start": True}, "grid": {"C": [1.0, 10.0, 1e3]},
+                            "select": {"metric": "hamming_loss", "method": "split",
+                                       "warm_start": True}}}})
+    cell = enumerate_cells(exp)[0]
+    record = run_cell(cell)
+    assert record["status"] == "ok", record["error"]
+    trail = json.loads(record["selection"])
+    assert [t["params"]["C"] for t in trail] == [1.0, 10.0, 1e3]
+    train, test = cell_data(cell)
+    val = cell_validation(cell)
+    learner = mlw.get_learner("struct_hamming", warm_start=True, seed=0)
+    best = None
+    for t in trail:  # the path by hand
+        learner.set_params(C=t["params"]["C"])
+        learner.fit(train.X, train.Y)
+        v = mlw.evaluate(val.Y, learner.predict(val.X), metrics=["hamming_loss"])
+        assert v["hamming_loss"] == pytest.approx(t["score"], abs=0)
+        if best is None or v["hamming_loss"] < best[0]:
+            best = (v["hamming_loss"], t["params"],
+                    mlw.evaluate(test.Y, learner.predict(test.X), metrics=["hamming_loss"]))
+    assert json.loads(record["chosen_params"]) == best[1]
+    assert record["metric_hamming_loss"] == best[2]["hamming_loss"]
+    with pytest.raises(ValueError, match="warm-started path needs method"):
+        parse_config({"experiment": {"datasets": ["emotions"]},
+                      "learners": {"br": {"grid": {"threshold": ["pcut"]}, "select": {
+                          "metric": "f1_micro", "warm_start": True}}}})

@@ -290,22 +290,34 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         record.update(n_train=train.n_instances, n_test=test.n_instances,
                       n_features=train.n_features, n_labels=train.n_labels)
         chosen: dict[str, Any] = {}
+        kept: dict[str, Any] = {}
         if cell.learner.grid:
             t = time.perf_counter()
             validation = cell_validation(cell) if cell.learner.select is not None and \
                 cell.learner.select.method == "split" else None
-            chosen, trail = select_params(cell.learner, train, cell.seed, validation)
+            chosen, trail = select_params(cell.learner, train, cell.seed, validation, kept)
             record["selection_seconds"] = time.perf_counter() - t
             record["chosen_params"] = json.dumps(_jsonable(chosen), sort_keys=True)
             record["selection"] = json.dumps(_jsonable(trail))
         learner = build_learner(cell.learner, cell.seed, chosen)
         setup = prepare_evaluation(learner, list(cell.metrics) if cell.metrics else None,
                                    cell.learner.threshold)
-        result, model = fit_and_evaluate(setup, train, test, fold=cell.fold)
-        metrics = dict(result.metrics)
-        record.update(decision=setup.decision, fit_seconds=result.fit_seconds,
-                      predict_seconds=result.predict_seconds,
-                      compile_seconds=result.compile_seconds)
+        if "model" in kept:  # a warm-started path: its chosen model, trained on train
+            from mlw.model_selection import _evaluate_fitted
+
+            model = kept["model"]
+            values, predict_seconds, _ = _evaluate_fitted(model, test.X, test.Y,
+                                                          setup.metrics)
+            metrics = dict(values)
+            record.update(decision=setup.decision, fit_seconds=kept["fit_seconds"],
+                          predict_seconds=predict_seconds,
+                          compile_seconds=kept["compile_seconds"])
+        else:
+            result, model = fit_and_evaluate(setup, train, test, fold=cell.fold)
+            metrics = dict(result.metrics)
+            record.update(decision=setup.decision, fit_seconds=result.fit_seconds,
+                          predict_seconds=result.predict_seconds,
+                          compile_seconds=result.compile_seconds)
         if cell.learner.attributes:
             record["attributes"] = json.dumps(_jsonable(
                 {a: getattr(model, a, None) for a in cell.learner.attributes}),

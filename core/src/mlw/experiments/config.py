@@ -29,7 +29,8 @@ _EXPERIMENT_KEYS = {"name", "description", "paper", "seed", "metrics", "threshol
 _LEARNER_KEYS = {"learner", "params", "threshold", "grid", "select", "stages", "label",
                  "metrics", "attributes"}
 _DATASET_KEYS = {"name", "source", "evaluation", "folds", "test", "train_rows"}
-_SELECT_KEYS = {"metric", "method", "fraction", "folds", "seed", "search", "staged"}
+_SELECT_KEYS = {"metric", "method", "fraction", "folds", "seed", "search", "staged",
+                "warm_start"}
 
 
 class ConfigError(ValueError):
@@ -60,7 +61,13 @@ class Selection:
     scored from its ``staged_predict(X, values)`` (``staged_predict(X)``'s stage
     ``v`` when it takes no values; ``staged_predict_proba`` likewise for a metric of
     scores). Exact only where the learner's stages equal fresh fits (its docs say so);
-    the choice is the same as without ``staged``, from fewer fits."""
+    the choice is the same as without ``staged``, from fewer fits.
+
+    ``warm_start=True`` (``method="split"`` only) fits the grid's points in the order
+    given on *one* learner, ``set_params`` between fits, so a learner with a
+    ``warm_start`` parameter starts each fit from the previous solution (the
+    structured-SVM paper's C path); the chosen point's model, trained on the
+    training part, is the cell's model (no refit)."""
 
     metric: str
     method: str = "validation"
@@ -69,6 +76,7 @@ class Selection:
     seed: int | None = None  # None: the experiment's seed
     search: str = "grid"
     staged: str | None = None
+    warm_start: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         out = {"metric": self.metric, "method": self.method, "fraction": self.fraction,
@@ -77,6 +85,8 @@ class Selection:
             out["search"] = self.search
         if self.staged is not None:
             out["staged"] = self.staged
+        if self.warm_start:
+            out["warm_start"] = True
         return out
 
 
@@ -267,8 +277,15 @@ def _selection(path: str | None, key: str, raw: Any) -> Selection | None:
     staged = raw.get("staged")
     if staged is not None and (not isinstance(staged, str) or not staged):
         raise _fail(path, f"{key}.staged", f"expected a grid parameter name, got {staged!r}")
+    warm = raw.get("warm_start", False)
+    if not isinstance(warm, bool):
+        raise _fail(path, f"{key}.warm_start", f"expected true or false, got {warm!r}")
+    if warm and (method != "split" or search != "grid" or staged is not None):
+        raise _fail(path, f"{key}.warm_start", "a warm-started path needs method = "
+                                               "\"split\" and neither staged nor an "
+                                               "ordered search")
     return Selection(metric=raw["metric"], method=method, fraction=float(fraction),
-                     folds=folds, seed=seed, search=search, staged=staged)
+                     folds=folds, seed=seed, search=search, staged=staged, warm_start=warm)
 
 
 def _none(value: Any) -> Any:

@@ -54,13 +54,15 @@ def _splits(train: Dataset, selection: Any, seed: int, validation: Dataset | Non
     return [(a, b) for _, a, b in cv_splits(train, selection.folds, s)]
 
 
-def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | None = None
-                  ) -> tuple[dict[str, Any], list[dict]]:
+def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | None = None,
+                  kept: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict]]:
     """The grid point of ``entry`` (a :class:`LearnerEntry` with ``grid`` and
     ``select``) with the best ``select.metric`` on ``train``'s inner split(s) (or on
     ``validation``, the dataset's own split, for ``method="split"``), and the score of
     every point scored (``[{"params", "score"}]``, in the order scored: every point in
-    grid order, or the points an ``ordered`` search visited)."""
+    grid order, or the points an ``ordered`` search visited). A warm-started path puts
+    the chosen point's fitted model and its fit seconds in ``kept`` (``"model"``,
+    ``"fit_seconds"``, ``"compile_seconds"``)."""
     from mlw.experiments.config import build_learner
     from mlw.model_selection import fit_and_evaluate, prepare_evaluation
     from mlw.plugins import get_plugin_manager
@@ -82,6 +84,13 @@ def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | N
         return score
 
     points = grid_points(entry.grid)
+    if getattr(selection, "warm_start", False):
+        (train_part, val_part), = splits
+        chosen, model, timing = _warm_path(entry, seed, points, train_part, val_part,
+                                           trail, higher)
+        if kept is not None:
+            kept.update(model=model, fit_seconds=timing[0], compile_seconds=timing[1])
+        return chosen, trail
     if getattr(selection, "staged", None) is not None:
         scored = _staged_scores(entry, seed, splits, selection)
         for point in points:  # the trail in grid order, as without stages
@@ -211,3 +220,44 @@ def _stages_at(method: Any, X: Any, values: list[int]) -> list[Any]:
         raise ValueError(f"the learner's stages stop before {values[-1]} "
                          f"({len(got)} of {len(values)} values scored)")
     return got
+
+
+def _warm_path(entry: Any, seed: int, points: list[dict[str, Any]], train: Dataset,
+               validation: Dataset, trail: list[dict[str, Any]], higher: bool
+               ) -> tuple[dict[str, Any], Any, tuple[float, float]]:
+    """The grid's points fitted in order on one learner (``set_params`` between fits:
+    a ``warm_start`` learner continues from the previous solution), each scored on
+    ``validation``: the best point (first in grid order on ties), a copy of its fitted
+    model, and that fit's (seconds, numba compile seconds)."""
+    import copy
+
+    from mlw._guard import learner_call
+    from mlw.experiments.config import build_learner
+    from mlw.model_selection import _timed, evaluate_fitted, prepare_evaluation
+
+    metric = entry.select.metric
+    setup = prepare_evaluation(build_learner(entry, seed, points[0]), [metric],
+                               entry.threshold)
+    if setup.evaluation_threshold is not None:
+        raise ValueError(f"learner {entry.key!r}: a warm-started path needs the learner's "
+                         f"own decision (a threshold it takes itself)")
+    model = setup.learner
+    best: tuple[float, dict[str, Any], Any, tuple[float, float]] | None = None
+    for point in points:
+        model.set_params(**point)
+
+        def fit() -> None:
+            with learner_call(model, "fit"):
+                model.fit(train.X, train.Y)
+
+        _, seconds, compiling = _timed(fit)
+        score = float(evaluate_fitted(model, validation.X, validation.Y, [metric])[0][metric])
+        trail.append({"params": point, "score": score})
+        if math.isnan(score):
+            continue
+        k = score if higher else -score
+        if best is None or k > best[0]:
+            best = (k, point, copy.deepcopy(model), (seconds, compiling))
+    if best is None:
+        raise ValueError(f"learner {entry.key!r}: every grid point scored NaN on {metric}")
+    return dict(best[1]), best[2], best[3]
