@@ -100,7 +100,7 @@ def table(path: Path) -> str:
                 continue
             p = paper.get(name, (None,) * 4)
 
-            def col(key: str, i: int, fmt: str, g=g, p=p, name=name) -> str:
+            def col(key: str, i: int, fmt: str, g=g, p=p, name=name, folds=folds) -> str:
                 mark = _versus_mc(folds, name, f"metric_{key}")
                 ref = format(p[i], fmt) if p[i] is not None else "-"
                 return f"{format(g[f'metric_{key}'].mean(), fmt)}{mark} ({ref})"
