@@ -145,3 +145,24 @@ def test_a_text_typo_in_a_numeric_csv_column_names_row_and_column(model, tmp_pat
     typo.write_text("x,z\n" + "".join(f"{i}.5,{i}\n" for i in range(30)) + "3.x,7\n")
     result = invoke("predict", "--model", str(model), "--data", str(typo))
     _refused(result, typo, "typo.csv:32: column 'x', data row 31: '3.x' is not a number")
+
+
+def test_a_corrupt_parquet_file_is_one_line_on_fd_2_and_exit_2(install_plugins, tmp_path,
+                                                                capfd) -> None:
+    """A polars panic is one line: Rust's panic text (a backtrace with RUST_BACKTRACE=1)
+    never reaches fd 2 (capfd: fd level, as a terminal sees it)."""
+    import polars as pl
+
+    install_plugins(good="mlwtest_good")
+    seed = tmp_path / "seed.parquet"
+    pl.DataFrame({"x": [0.5, 1.5] * 10, "y": [0, 1] * 10}).write_parquet(
+        seed, compression="uncompressed")
+    data = bytearray(seed.read_bytes())
+    at = data.index(b"\x2c\x15\x28\x15\x00", 4)  # 1st data page: 20 values, encoding PLAIN
+    data[at + 4] = 0x7F                          # encoding -64: polars panics
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(bytes(data))
+    result = invoke("fit", "-l", "fixture_prior", "--data", str(bad), "--n-labels", "-1",
+                    "--json")
+    _refused(result, bad, "cannot read as Parquet")
+    assert capfd.readouterr().err == ""

@@ -43,15 +43,21 @@ def _file_columns(path: Path, loader: str) -> list[str] | None:
 
         from mlw.io._common import DataFormatError
 
+        if loader == "parquet":
+            from mlw.io.tabular import parquet_columns
+
+            return parquet_columns(path)
         try:
-            if loader == "parquet":
-                return list(pl.scan_parquet(path).collect_schema())
             from mlw.io._common import read_head
 
             head = read_head(path, 1 << 20).split(b"\n", 1)[0]
             sep = "\t" if path.name.lower().split(".")[1:2] == ["tsv"] else ","
-            return list(pl.read_csv(head + b"\n", separator=sep, n_rows=0).columns)
-        except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+            from mlw.io.tabular import rust_panic_text_dropped
+
+            with rust_panic_text_dropped():
+                return list(pl.read_csv(head + b"\n", separator=sep, n_rows=0).columns)
+        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError,
+                ValueError) as exc:
             raise DataFormatError(path, 1, f"cannot read the header ({exc})") from None
     return None
 

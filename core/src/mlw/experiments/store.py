@@ -149,21 +149,32 @@ class ResultStore:
 
         if not self.path.exists():
             return None
+        from mlw.io._parquet_pages import check_parquet
+        from mlw.io.tabular import rust_panic_text_dropped
+
         try:
-            return pl.read_parquet(self.path)
-        except Exception as exc:
+            check_parquet(self.path)  # a corrupt count can make polars abort the process
+            with rust_panic_text_dropped():
+                return pl.read_parquet(self.path)
+        except (Exception, pl.exceptions.PanicException) as exc:
             raise ValueError(f"{self.path} is not a readable Parquet file ({type(exc).__name__}"
                              f"); it is left as it is: move it away to start anew") from None
 
     def _read_parts(self, parts: list[Path]) -> tuple[list[Any], list[Path]]:
         import polars as pl
 
+        from mlw.io._parquet_pages import check_parquet
+        from mlw.io.tabular import rust_panic_text_dropped
+
         frames, used = [], []
         for p in parts:
             try:
-                frames.append(pl.read_parquet(p))
+                check_parquet(p)
+                with rust_panic_text_dropped():
+                    frames.append(pl.read_parquet(p))
                 used.append(p)
-            except Exception as exc:  # pragma: no cover - atomic writes prevent this
+            except (Exception, pl.exceptions.PanicException) as exc:  # pragma: no cover
+                # (atomic writes prevent this)
                 warnings.warn(f"skipping unreadable result part {p} ({type(exc).__name__})",
                               stacklevel=2)
         return frames, used

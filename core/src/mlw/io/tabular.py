@@ -23,8 +23,13 @@ line (CSV: data row + 1 for the header). X and Y are dense.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import sys
+import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +38,7 @@ import numpy as np
 from mlw.dataset import Dataset
 from mlw.io._common import DataFormatError, DatasetWarning, base_name, read_bytes
 from mlw.io._limits import LimitError, check_columns, check_memory, get_limits, guarded
+from mlw.io._parquet_pages import check_parquet
 from mlw.io.arff import IDENTIFIER_MIN_VALUES, binary_one_index
 
 
@@ -211,6 +217,51 @@ def _numeric_text(strs: Any, path: Path, col: str, line_offset: int) -> Any:
     return numbers
 
 
+#: The start of what Rust's default panic hook writes ("\nthread 'x' (123) panicked at").
+_PANIC_LINE = re.compile(rb"^\n?thread '[^'\n]*'(?: \(\d+\))? panicked at ", re.MULTILINE)
+
+
+@contextlib.contextmanager
+def rust_panic_text_dropped() -> Iterator[None]:
+    """Run a polars call with fd 2 in a temporary file, then write back what it held
+    up to the first Rust panic message. A panic inside polars is raised in Python as a
+    ``PanicException`` (which we turn into a one-line error), but Rust's panic hook has
+    already written the message, and with ``RUST_BACKTRACE=1`` a whole backtrace, to fd
+    2 (not through ``sys.stderr``): without this, bad input gets many lines on stderr.
+    Anything else written meanwhile (warnings, other threads) is kept."""
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:           # no fd 2 (a daemon): nothing to protect
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            text = tmp.read()
+            panic = _PANIC_LINE.search(text)
+            kept = text[:panic.start()] if panic else text
+            if kept:
+                with contextlib.suppress(OSError):
+                    os.write(2, kept)
+
+
+def _polars_failures() -> tuple[type[BaseException], ...]:
+    """What a polars read raises on bad input (``PanicException`` is a BaseException)."""
+    import polars as pl
+
+    return (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError, ValueError,
+            OverflowError)
+
+
 @guarded
 def load_csv(path: str | Path, *, n_labels: int | None = None,
              label_columns: Sequence[str] | None = None, separator: str | None = None,
@@ -233,9 +284,9 @@ def load_csv(path: str | Path, *, n_labels: int | None = None,
     if not isinstance(separator, str) or len(separator.encode("utf-8")) != 1:
         raise ValueError(f"separator must be a single one-byte character, got {separator!r}")
     try:
-        df = pl.read_csv(raw, separator=separator, infer_schema_length=None)
-    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError,
-            OverflowError) as exc:
+        with rust_panic_text_dropped():
+            df = pl.read_csv(raw, separator=separator, infer_schema_length=None)
+    except _polars_failures() as exc:
         raise DataFormatError(path, None, f"cannot read as CSV: {_first_line(exc)}") from None
     return frame_to_dataset(df, path, fmt="csv", n_labels=n_labels, label_columns=label_columns,
                             line_offset=2, drop_identifiers=drop_identifiers, name=name,
@@ -247,28 +298,50 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def parquet_columns(path: str | Path) -> list[str]:
+    """The column names of a Parquet file, from its metadata, after
+    :func:`~mlw.io._parquet_pages.check_parquet`; bad metadata is a one-line
+    :class:`DataFormatError`."""
+    import polars as pl
+
+    path = Path(path)
+    check_parquet(path)
+    try:
+        with rust_panic_text_dropped():
+            return list(pl.scan_parquet(path).collect_schema())
+    except _polars_failures() as exc:
+        if isinstance(exc, (FileNotFoundError, PermissionError, DataFormatError)):
+            raise
+        raise DataFormatError(path, None, f"cannot read as Parquet: {_first_line(exc)}") \
+            from None
+
+
 @guarded
 def load_parquet(path: str | Path, *, n_labels: int | None = None,
                  label_columns: Sequence[str] | None = None, drop_identifiers: bool = True,
                  name: str | None = None, categorical: Sequence[str] | None = None) -> Dataset:
     """Load a Parquet file through polars (row numbers in errors are 0-based).
 
-    The row and column counts are read from the file's metadata first, so a file whose
-    table would not fit ``max_memory`` is refused before it is decompressed.
+    The file's declared counts and sizes are checked first
+    (:func:`~mlw.io._parquet_pages.check_parquet`: polars trusts them, and a corrupt
+    one can make it abort the process), and the row and column counts are read from
+    the metadata, so a file whose table would not fit ``max_memory`` is refused before
+    it is decompressed.
     """
     import polars as pl
 
     path = Path(path)
+    check_parquet(path)
     try:
-        lazy = pl.scan_parquet(path)
-        n_columns = len(lazy.collect_schema())
-        n_rows = int(lazy.select(pl.len()).collect().item())
-        check_columns(path, n_columns, "columns")
-        check_memory(path, 8.0 * n_rows * n_columns,
-                     f"a table of {n_rows:,} rows x {n_columns:,} columns")
-        df = pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError, ValueError,
-            OverflowError) as exc:
+        with rust_panic_text_dropped():
+            lazy = pl.scan_parquet(path)
+            n_columns = len(lazy.collect_schema())
+            n_rows = int(lazy.select(pl.len()).collect().item())
+            check_columns(path, n_columns, "columns")
+            check_memory(path, 8.0 * n_rows * n_columns,
+                         f"a table of {n_rows:,} rows x {n_columns:,} columns")
+            df = pl.read_parquet(path)
+    except _polars_failures() as exc:
         if isinstance(exc, (FileNotFoundError, PermissionError, DataFormatError)):
             raise
         raise DataFormatError(path, None, f"cannot read as Parquet: {_first_line(exc)}") \
