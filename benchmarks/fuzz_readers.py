@@ -8,6 +8,11 @@ run goes on. Prints the cases tried per target and what each got, and the failur
 
 ``--examples`` is per target and per seed file. The address space is capped (``--max-gb``,
 default 6) so a blow-up past the loader limits ends as a failure instead of swapping.
+
+Each plan runs in a child process (this script with ``--plan NAME``), which writes every
+case to a file before trying it: a reader that kills the process (polars aborts on a
+failed allocation: SIGABRT, nothing Python can catch) is reported as a finding of that
+plan, with the case that did it saved beside the results, and the run goes on.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import faulthandler
 import json
 import os
 import resource
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,58 +43,132 @@ def main() -> int:
     parser.add_argument("--max-gb", type=float, default=6.0, help="address-space cap (GiB)")
     parser.add_argument("--targets", default="arff,meka,xml,xc,csv,parquet,compressed,model")
     parser.add_argument("--json", type=Path, help="write the tally and failures here")
+    parser.add_argument("--plan", help=argparse.SUPPRESS)    # child: run this plan only
+    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.plan:
+        return _child(args)
 
+    import fuzz_io as F
+
+    tally = F.Tally()
+    failures: list[dict[str, str]] = []
+    wanted = set(args.targets.split(","))
+    names = [n for n in _plan_names() if n.split("/")[0] in wanted]
+    crashes = (args.json.parent if args.json else ROOT / "benchmarks" / "results")
+    start_cpu, start_wall = _cpu(), time.time()
+    per_plan: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="mlw-fuzz-long-") as tmp:
+        for name in names:
+            t0 = _cpu()
+            result, last = Path(tmp) / "result.json", Path(tmp) / "result.json.last"
+            result.unlink(missing_ok=True)
+            last.unlink(missing_ok=True)
+            proc = subprocess.run([sys.executable, __file__, "--plan", name, "--result",
+                                   str(result), "--examples", str(args.examples), "--round",
+                                   str(args.round), "--max-gb", str(args.max_gb)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if result.exists():
+                done = json.loads(result.read_text())
+                for row in done["tally"]:
+                    tally.counts[(row["target"], row["outcome"])] += row["cases"]
+                    tally.examples.setdefault((row["target"], row["outcome"]), row["example"])
+                failures.extend(done["failures"])
+            if proc.returncode < 0 or not result.exists():
+                how = (f"killed by {signal.Signals(-proc.returncode).name}"
+                       if proc.returncode < 0 else f"exit {proc.returncode}")
+                tail = [ln for ln in proc.stderr.decode(errors="replace").splitlines()
+                        if ln.strip() and not ln.startswith(" ")][:3]
+                data = last.read_bytes() if last.exists() else b""
+                saved = crashes / f"fuzz-crash-{name.replace('/', '-')}.bin"
+                if data:
+                    crashes.mkdir(parents=True, exist_ok=True)
+                    saved.write_bytes(data)
+                failures.append({"plan": name, "error": f"the process was {how}: "
+                                 + " | ".join(tail), "input": repr(data),
+                                 "saved": str(saved) if data else ""})
+            per_plan[name] = _cpu() - t0
+            print(f"{name}: {per_plan[name]:.1f} s CPU"
+                  + ("" if proc.returncode >= 0 else f" ({failures[-1]['error'][:120]})"),
+                  file=sys.stderr, flush=True)
+    cpu, wall = _cpu() - start_cpu, time.time() - start_wall
+    _report(tally, failures, cpu, wall, per_plan, args.json)
+    return 1 if failures else 0
+
+
+def _cpu() -> float:
+    """CPU time of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _plan_names() -> list[str]:
+    import fuzz_io as F
+
+    names = [f"arff/{n}" for n in sorted(F.ARFF_SEED_NAMES)] + ["meka/emotions"]
+    names += [f"xml/{n}" for n in sorted(F.XML_SEED_NAMES)]
+    return names + ["xc/flags", "csv/flags", "parquet/flags", "parquet/uncompressed",
+                    "compressed/gz", "compressed/bz2", "model/damaged",
+                    "model/forged-checksum"]
+
+
+def _child(args) -> int:
+    """Run one plan in this process; write its tally and failures to ``--result``."""
     cap = int(args.max_gb * (1 << 30))
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     import fuzz_io as F
 
-    folder = Path(tempfile.mkdtemp(prefix="mlw-fuzz-long-"))
+    folder = Path(tempfile.mkdtemp(prefix="mlw-fuzz-plan-"))
     seeds = F.make_seeds(folder)
     tally = F.Tally()
     targets = F.Targets(seeds, tally)
     failures: list[dict[str, str]] = []
-    wanted = set(args.targets.split(","))
+    last = args.result.with_name(args.result.name + ".last")
 
-    plans: list[tuple[str, object, object]] = []  # (name, strategy, runner)
+    plans: dict[str, tuple[object, object]] = {}  # name -> (strategy, runner)
     for name, seed in sorted(seeds.arff.items()):
-        plans.append((f"arff/{name}", F.mutations(seed), targets.arff))
+        plans[f"arff/{name}"] = (F.mutations(seed), targets.arff)
     meka = seeds.arff["emotions"].replace(b"@relation emotions", b"@relation 'emotions: -C -6'")
-    plans.append(("meka/emotions", F.mutations(meka), targets.arff_meka))
+    plans["meka/emotions"] = (F.mutations(meka), targets.arff_meka)
     for name, (arff, xml) in sorted(seeds.xml.items()):
-        plans.append((f"xml/{name}", F.mutations(xml), lambda d, a=arff: targets.xml(d, a)))
-    plans.append(("xc/flags", F.mutations(seeds.xc), targets.xc))
-    plans.append(("csv/flags", F.mutations(seeds.csv), targets.csv))
-    plans.append(("parquet/flags", F.mutations(seeds.parquet, max_ops=2), targets.parquet))
-    plans.append(("compressed/gz", F.mutations(seeds.gz, max_ops=2),
-                  lambda d: targets.compressed(d, ".gz")))
-    plans.append(("compressed/bz2", F.mutations(seeds.bz2, max_ops=2),
-                  lambda d: targets.compressed(d, ".bz2")))
+        plans[f"xml/{name}"] = (F.mutations(xml), lambda d, a=arff: targets.xml(d, a))
+    plans["xc/flags"] = (F.mutations(seeds.xc), targets.xc)
+    plans["csv/flags"] = (F.mutations(seeds.csv), targets.csv)
+    plans["parquet/flags"] = (F.mutations(seeds.parquet, max_ops=2), targets.parquet)
+    # uncompressed: the page headers and levels are bytes a mutation reaches directly
+    plans["parquet/uncompressed"] = (F.mutations(seeds.parquet_plain, max_ops=2),
+                                     targets.parquet)
+    plans["compressed/gz"] = (F.mutations(seeds.gz, max_ops=2),
+                              lambda d: targets.compressed(d, ".gz"))
+    plans["compressed/bz2"] = (F.mutations(seeds.bz2, max_ops=2),
+                               lambda d: targets.compressed(d, ".bz2"))
 
-    start_cpu, start_wall = time.process_time(), time.time()
-    per_plan: dict[str, float] = {}
-    for name, strategy, runner in plans:
-        if name.split("/")[0] not in wanted:
-            continue
-        t0 = time.process_time()
-        _run(name, strategy, runner, args, failures)
-        per_plan[name] = time.process_time() - t0
-        print(f"{name}: {time.process_time() - t0:.1f} s CPU", file=sys.stderr, flush=True)
-    if "model" in wanted:
-        t0 = time.process_time()
+    def record(runner):
+        def run(data: bytes) -> None:
+            last.write_bytes(data)  # left behind if the reader kills the process
+            runner(data)
+        return run
+
+    if args.plan.startswith("model/"):
+        forge = args.plan == "model/forged-checksum"
         with F.fuzz_plugin():
             header, payload = F.model_seed(folder)
-            for forge in (False, True):
-                label = "model/" + ("forged-checksum" if forge else "damaged")
-                _run(label, F.mutations(payload),
-                     lambda d, f=forge: F.check_model("model", folder,
-                                                      F.model_file(header, d, forge=f), tally),
-                     args, failures)
-        per_plan["model"] = time.process_time() - t0
-    cpu, wall = time.process_time() - start_cpu, time.time() - start_wall
+            _run(args.plan, F.mutations(payload), record(
+                lambda d: F.check_model("model", folder, F.model_file(header, d, forge=forge),
+                                        tally)), args, failures)
+    else:
+        strategy, runner = plans[args.plan]
+        _run(args.plan, strategy, record(runner), args, failures)
+    args.result.write_text(json.dumps({"tally": tally.as_rows(), "failures": failures}))
+    return 0
+
+
+def _report(tally, failures, cpu, wall, per_plan, out) -> None:
+    import fuzz_io as F
 
     print(f"\n{tally.total()} cases in {cpu:.0f} s CPU ({wall:.0f} s wall, load "
-          f"{os.getloadavg()[0]:.1f}); peak RSS {F.rss_mb():.0f} MB; "
+          f"{os.getloadavg()[0]:.1f}); peak RSS of a plan {F.rss_mb(children=True):.0f} MB; "
           f"{len(failures)} failure(s)")
     for target in sorted({t for t, _ in tally.counts}):
         print(f"\n{target}: {tally.total(target)} cases")
@@ -96,13 +177,13 @@ def main() -> int:
         for count, outcome in rows:
             print(f"  {count:7d}  {outcome}")
     for f in failures:
-        print(f"\nFAILURE {f['plan']}: {f['error']}\n  input: {f['input'][:300]}")
-    if args.json:
-        args.json.write_text(json.dumps({"cases": tally.total(), "cpu_seconds": cpu,
-                                         "wall_seconds": wall, "per_plan_cpu": per_plan,
-                                         "tally": tally.as_rows(), "failures": failures},
-                                        indent=1))
-    return 1 if failures else 0
+        print(f"\nFAILURE {f['plan']}: {f['error']}\n  input: {f['input'][:300]}"
+              + (f"\n  saved: {f['saved']}" if f.get("saved") else ""))
+    if out:
+        out.write_text(json.dumps({"cases": tally.total(), "cpu_seconds": cpu,
+                                   "wall_seconds": wall, "per_plan_cpu": per_plan,
+                                   "tally": tally.as_rows(), "failures": failures},
+                                  indent=1))
 
 
 def _run(name, strategy, runner, args, failures) -> None:

@@ -128,8 +128,14 @@ class Seeds:
     xc: bytes = b""
     csv: bytes = b""
     parquet: bytes = b""
+    parquet_plain: bytes = b""  # uncompressed: page headers and levels are plain bytes
     gz: bytes = b""
     bz2: bytes = b""
+
+
+#: The seed files of :func:`make_seeds` (the long run names its plans by them).
+ARFF_SEED_NAMES = ("flags", "emotions", "medical", "birds", "slashdot")
+XML_SEED_NAMES = ("flags", "birds")
 
 
 def make_seeds(folder: Path) -> Seeds:
@@ -140,7 +146,7 @@ def make_seeds(folder: Path) -> Seeds:
     seeds.arff["medical"] = _head(SHARED / "medical.arff", 25)       # sparse, escapes
     seeds.arff["birds"] = _head(SHARED / "birds-train.arff", 15)     # quoted names
     seeds.arff["slashdot"] = _head(SHARED / "slashdot-train.arff", 30)  # {,3125 1}
-    for name in ("flags", "birds"):
+    for name in XML_SEED_NAMES:
         seeds.xml[name] = (seeds.arff[name], (SHARED / f"{name}.xml").read_bytes())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -162,6 +168,8 @@ def make_seeds(folder: Path) -> Seeds:
     seeds.csv = buf.getvalue()
     df.write_parquet(folder / "seed.parquet")
     seeds.parquet = (folder / "seed.parquet").read_bytes()
+    df.write_parquet(folder / "seed-plain.parquet", compression="uncompressed")
+    seeds.parquet_plain = (folder / "seed-plain.parquet").read_bytes()
     import bz2
     import gzip
 
@@ -231,8 +239,10 @@ def check_one(target: str, run: Callable[[], Any], file_name: str, tally: Tally,
     tally.add(target, "loaded")
 
 
-def rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def rss_mb(children: bool = False) -> float:
+    """Peak RSS of this process (of its largest finished child with ``children``)."""
+    who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
+    return resource.getrusage(who).ru_maxrss / 1024
 
 
 class Targets:
