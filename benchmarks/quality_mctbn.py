@@ -116,7 +116,7 @@ def table(path: Path) -> str:
                     f"| {ds} | {g.height} | {g['metric_cll_loss'].mean():.1f} | "
                     f"{g['metric_cll_loss_marginals'].mean():.1f}"
                     f"{_versus_mc(folds, 'cc', 'metric_cll_loss_marginals', 'metric_cll_loss')} "
-                    f"({p[1]}) | {mc:.1f} |")
+                    f"({p[1]}) | {'-' if mc is None else f'{mc:.1f}'} |")
             if g["attributes"].drop_nulls().len():
                 attrs = [json.loads(a) for a in g.sort("fold")["attributes"]]
                 chosen.append(f"- {ds} {name}: " + ", ".join(
