@@ -260,7 +260,8 @@ def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, 
                 best_f = f
                 best_b = b
                 best_dl = backward == 1
-                best_left[:] = acc
+                for w in range(W):      # a loop: a slice copy compiles numba's shape
+                    best_left[w] = acc[w]   # check and its error message (~4 s first run)
     return best_gain, best_f, best_b, best_dl
 
 
@@ -382,7 +383,10 @@ def _take_slot(pool, clean, free, n_free):
     n_free -= 1
     slot = free[n_free]
     if not clean[slot]:
-        pool[slot, :, :] = 0.0
+        buf = pool[slot]
+        for q in range(buf.shape[0]):
+            for w in range(buf.shape[1]):
+                buf[q, w] = 0.0
     clean[slot] = False
     return slot, n_free
 
