@@ -153,7 +153,7 @@ def _grow(B, g, h, crit, lam=1.0, mcw=0.0, depth=1, eta=1.0, slots=None):
                 nr=np.empty(max_nodes, np.int32), ng=np.empty(max_nodes),
                 nv=np.empty((max_nodes, L)))
     pool = np.full((slots, B.total_bins, 2 * L + 1), np.nan)   # dirty on purpose
-    k = K.grow_tree(B.dense, B.codes, B.indptr, B.indices, B.bins, B.feat_off,
+    k = K.grow_tree(*B.kernel_layout(), B.feat_off,
                     np.ones(d, np.bool_), np.arange(d, dtype=np.int64), GH,
                     np.arange(n, dtype=np.int64), L, depth, SPLIT_CRITERIA.index(crit), lam,
                     0.0, mcw, eta, pool, np.zeros(slots, np.bool_), np.empty(n, np.int64),
@@ -219,7 +219,7 @@ def test_depth3_tree_equals_exact_recursive_builder(split):
     B = bin_matrix(X, e, eo)
     k, a = _grow(B, g, h, split, depth=3, eta=0.5, mcw=0.3)
     margin = np.zeros((n, L))
-    K.add_tree_binned(B.dense, B.codes, B.indptr, B.indices, B.bins, a["nf"], a["nb"],
+    K.add_tree_binned(*B.kernel_layout(), a["nf"], a["nb"],
                       a["ndl"], a["nl"], a["nr"], a["nv"], margin)
     exp = naive.exact_tree_outputs(X.tolist(), g.tolist(), h.tolist(), split, 1.0, 0.3, 0.5, 3)
     np.testing.assert_allclose(margin, np.array(exp), rtol=1e-9, atol=1e-12)
@@ -240,7 +240,7 @@ def test_deep_tree_within_the_booster_buffer_pool(split):
     B = bin_matrix(X, e, eo)
     k, a = _grow(B, g, h, split, depth=100, eta=1.0, slots=pool_slots(n, 100))
     margin = np.zeros((n, L))
-    K.add_tree_binned(B.dense, B.codes, B.indptr, B.indices, B.bins, a["nf"], a["nb"],
+    K.add_tree_binned(*B.kernel_layout(), a["nf"], a["nb"],
                       a["ndl"], a["nl"], a["nr"], a["nv"], margin)
     exp = naive.exact_tree_outputs(X.tolist(), g.tolist(), h.tolist(), split, 1.0, 0.0, 1.0,
                                    100)

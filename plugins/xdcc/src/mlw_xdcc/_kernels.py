@@ -7,6 +7,10 @@ Conventions
 -----------
 * Binned features: bin codes ``uint16``; :data:`MISSING` marks a missing value in the
   dense code matrix; in the sparse (CSR) code matrix an absent entry is missing.
+  The tree kernels take ``codes, indptr, indices, bins`` with either ``codes`` (dense)
+  or ``indptr, indices, bins`` (CSR) set and the others ``None``: every branch on the
+  layout tests ``is not None`` on the argument it reads, so numba prunes the other
+  layout's branch at compile time and a first run compiles one layout, not both.
   Feature ``f`` owns the global histogram rows ``feat_off[f] .. feat_off[f+1]-1`` and
   the raw cut values ``edges[edge_off[f] .. edge_off[f+1]-1]`` (one fewer than bins):
   a present value ``x`` has bin ``#{edges_f <= x}``; "bin <= b goes left" is the raw
@@ -317,10 +321,11 @@ def _sparse_code(indptr, indices, bins, r, f):
 
 
 @njit(cache=True)
-def _goes_left(dense, codes, indptr, indices, bins, r, f, b, dl):
-    if dense:
+def _goes_left(codes, indptr, indices, bins, r, f, b, dl):
+    c = MISSING
+    if codes is not None:
         c = codes[r, f]
-    else:
+    if indptr is not None:
         c = _sparse_code(indptr, indices, bins, r, f)
     if c == MISSING:
         return dl
@@ -328,13 +333,13 @@ def _goes_left(dense, codes, indptr, indices, bins, r, f, b, dl):
 
 
 @njit(cache=True)
-def _partition(dense, codes, indptr, indices, bins, rows, start, end, f, b, dl, tmp):
+def _partition(codes, indptr, indices, bins, rows, start, end, f, b, dl, tmp):
     """Stable in-place partition of ``rows[start:end]``; returns the first right index."""
     nl = start
     nr = 0
     for k in range(start, end):
         r = rows[k]
-        if _goes_left(dense, codes, indptr, indices, bins, r, f, b, dl):
+        if _goes_left(codes, indptr, indices, bins, r, f, b, dl):
             rows[nl] = r
             nl += 1
         else:
@@ -349,26 +354,28 @@ def _partition(dense, codes, indptr, indices, bins, rows, start, end, f, b, dl, 
 # growing one tree
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hist):
-    if dense:
+def _build(codes, indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hist):
+    if codes is not None:
         hist_dense(codes, feat_off, fmask, rows, start, end, GH, hist)
-    else:
+    if indptr is not None:
         hist_sparse(indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hist)
 
 
 @njit(cache=True)
-def _unbuild(dense, codes, indptr, indices, bins, feat_off, fmask, rows, start, end, hist):
+def _unbuild(codes, indptr, indices, bins, feat_off, fmask, rows, start, end, hist):
     """Zero exactly the histogram rows that the rows ``rows[start:end]`` touch."""
     W = hist.shape[1]
-    for k in range(start, end):
-        r = rows[k]
-        if dense:
+    if codes is not None:
+        for k in range(start, end):
+            r = rows[k]
             for f in range(codes.shape[1]):
                 b = codes[r, f]
                 if fmask[f] and b != MISSING:
                     for w in range(W):
                         hist[feat_off[f] + b, w] = 0.0
-        else:
+    if indptr is not None:
+        for k in range(start, end):
+            r = rows[k]
             for q in range(indptr[r], indptr[r + 1]):
                 f = indices[q]
                 b = bins[q]
@@ -392,7 +399,7 @@ def _take_slot(pool, clean, free, n_free):
 
 
 @njit(cache=True)
-def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
+def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
               L, max_depth, crit, lam, gamma, mcw, eta, pool, clean, tmp, sums,
               node_feat, node_bin, node_dl, node_left, node_right, node_gain, node_value):
     """Grow one tree depth-first (the same tree as level-wise growth: no leaf limit).
@@ -470,13 +477,13 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
         from_rows = st_rows[sp]
         if slot < 0:
             slot, n_free = _take_slot(pool, clean, free, n_free)
-            _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, start, end,
+            _build(codes, indptr, indices, bins, feat_off, fmask, rows, start, end,
                    GH, pool[slot])
         gain, f, b, dl = best_split(pool[slot], feat_off, feats, sums[nid], L, crit, lam,
                                     mcw, acc, left_sum, parent, sl, sr)
         split = f >= 0
         if split:
-            mid = _partition(dense, codes, indptr, indices, bins, rows, start, end, f, b, dl,
+            mid = _partition(codes, indptr, indices, bins, rows, start, end, f, b, dl,
                              tmp)
             lc = n_nodes
             rc = n_nodes + 1
@@ -503,7 +510,7 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
         if not split or depth + 1 >= max_depth or direct:
             # the node's histogram is no longer needed: give the buffer back
             if from_rows:
-                _unbuild(dense, codes, indptr, indices, bins, feat_off, fmask, rows, start,
+                _unbuild(codes, indptr, indices, bins, feat_off, fmask, rows, start,
                          end, pool[slot])
                 clean[slot] = True
             free[n_free] = slot
@@ -529,7 +536,7 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
             s0, s1, small_node, big_node = start, mid, lc, rc
         else:
             s0, s1, small_node, big_node = mid, end, rc, lc
-        _build(dense, codes, indptr, indices, bins, feat_off, fmask, rows, s0, s1, GH,
+        _build(codes, indptr, indices, bins, feat_off, fmask, rows, s0, s1, GH,
                pool[small])
         big = pool[slot]
         sm = pool[small]
@@ -571,7 +578,7 @@ def grow_tree(dense, codes, indptr, indices, bins, feat_off, fmask, feats, GH, r
 # prediction
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def add_tree_binned(dense, codes, indptr, indices, bins, node_feat, node_bin, node_dl,
+def add_tree_binned(codes, indptr, indices, bins, node_feat, node_bin, node_dl,
                     node_left, node_right, node_value, margin):
     """Add one tree's leaf values to ``margin`` for every row of the binned data."""
     n = margin.shape[0]
@@ -579,8 +586,9 @@ def add_tree_binned(dense, codes, indptr, indices, bins, node_feat, node_bin, no
     for i in range(n):
         nid = 0
         while node_left[nid] >= 0:
-            if _goes_left(dense, codes, indptr, indices, bins, i, node_feat[nid],
-                          node_bin[nid], node_dl[nid]):
+            # int64 feature and bin, as _partition passes them: one compiled _goes_left
+            if _goes_left(codes, indptr, indices, bins, i, np.int64(node_feat[nid]),
+                          np.int64(node_bin[nid]), node_dl[nid]):
                 nid = node_left[nid]
             else:
                 nid = node_right[nid]

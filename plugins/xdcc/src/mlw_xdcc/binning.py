@@ -50,6 +50,14 @@ class BinnedMatrix:
     edge_off: np.ndarray       # (d + 1,) offsets into edges
     feat_off: np.ndarray       # (d + 1,) offsets of each feature's bins in a histogram
 
+    def kernel_layout(self) -> tuple[np.ndarray | None, np.ndarray | None,
+                                     np.ndarray | None, np.ndarray | None]:
+        """``(codes, indptr, indices, bins)`` for the tree kernels: the other layout's
+        arrays are ``None``, so numba compiles only this layout's branches."""
+        if self.dense:
+            return self.codes, None, None, None
+        return None, self.indptr, self.indices, self.bins
+
     @property
     def total_bins(self) -> int:
         return int(self.feat_off[-1])

@@ -197,13 +197,11 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
         fmask = np.zeros(d, dtype=np.bool_)
         fmask[feats] = True
         K.logistic_gradients(margin, Y, mask, GH)
-        k = K.grow_tree(B.dense, B.codes, B.indptr, B.indices, B.bins, B.feat_off, fmask,
-                        feats, GH, rows, L, depth, crit, float(params.reg_lambda),
-                        float(params.gamma), float(params.min_child_weight),
-                        float(params.learning_rate), pool, clean, tmp, sums, nf, nb, ndl, nl,
-                        nr, ng, nv)
-        K.add_tree_binned(B.dense, B.codes, B.indptr, B.indices, B.bins, nf, nb, ndl, nl, nr,
-                          nv, margin)
+        k = K.grow_tree(*B.kernel_layout(), B.feat_off, fmask, feats, GH, rows, L, depth,
+                        crit, float(params.reg_lambda), float(params.gamma),
+                        float(params.min_child_weight), float(params.learning_rate), pool,
+                        clean, tmp, sums, nf, nb, ndl, nl, nr, ng, nv)
+        K.add_tree_binned(*B.kernel_layout(), nf, nb, ndl, nl, nr, nv, margin)
         roots[t] = offset
         parts["feature"].append(nf[:k].copy())
         parts["bin"].append(nb[:k].copy())
