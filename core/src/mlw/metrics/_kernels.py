@@ -88,6 +88,52 @@ def confusion_counts_csr(n_labels, t_indptr, t_indices, p_indptr, p_indices):
 
 
 @njit(cache=True)
+def _sift_down(a, root, end):
+    """Restore the max-heap property of ``a[:end]`` below ``root``."""
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and a[child + 1] > a[child]:
+            child += 1
+        if a[root] >= a[child]:
+            return
+        t = a[root]
+        a[root] = a[child]
+        a[child] = t
+        root = child
+
+
+@njit(cache=True)
+def _sort(a):
+    """Sort a float64 vector in place, ascending (heapsort: plain loops, which numba
+    compiles in a fraction of the time of ``np.sort``'s quicksort; scores are checked
+    finite before they get here)."""
+    n = a.shape[0]
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(a, root, n)
+    for end in range(n - 1, 0, -1):
+        t = a[0]
+        a[0] = a[end]
+        a[end] = t
+        _sift_down(a, 0, end)
+
+
+@njit(cache=True)
+def _n_at_least(srt, s):
+    """#{k : srt[k] >= s} of an ascending vector (binary search for the first >= s)."""
+    lo = 0
+    hi = srt.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if srt[mid] < s:
+            lo = mid + 1
+        else:
+            hi = mid
+    return srt.shape[0] - lo
+
+
+@njit(cache=True)
 def _rank_row(scores, relevant, out, i):
     """Ranking quantities of one instance.
 
@@ -106,11 +152,16 @@ def _rank_row(scores, relevant, out, i):
         out[i, 2] = 0.0
         out[i, 3] = 1.0
         return
-    srt = np.sort(scores)
+    srt = np.empty(L, dtype=np.float64)
+    for k in range(L):
+        srt[k] = scores[k]
+    _sort(srt)
     rel = np.empty(m, dtype=np.float64)
+    rel_srt = np.empty(m, dtype=np.float64)
     for a in range(m):
         rel[a] = scores[relevant[a]]
-    rel_srt = np.sort(rel)
+        rel_srt[a] = rel[a]
+    _sort(rel_srt)
     max_rank = 0
     pairs = 0
     ap = 0.0
@@ -118,16 +169,16 @@ def _rank_row(scores, relevant, out, i):
     for a in range(m):
         s = rel[a]
         # rank among all labels and among the relevant ones (ties pessimistic)
-        rank = L - np.searchsorted(srt, s, side="left")
-        rank_rel = m - np.searchsorted(rel_srt, s, side="left")
+        rank = _n_at_least(srt, s)
+        rank_rel = _n_at_least(rel_srt, s)
         if rank > max_rank:
             max_rank = rank
         pairs += rank - rank_rel
         ap += rank_rel / rank
     # one-error: the top of the ranking is not certainly relevant, i.e. some
     # irrelevant label scores at least as high as the best relevant one
-    top_rank = L - np.searchsorted(srt, best_rel, side="left")
-    top_rank_rel = m - np.searchsorted(rel_srt, best_rel, side="left")
+    top_rank = _n_at_least(srt, best_rel)
+    top_rank_rel = _n_at_least(rel_srt, best_rel)
     out[i, 0] = 1.0 if top_rank > top_rank_rel else 0.0
     out[i, 1] = max_rank
     if m == L:
