@@ -93,6 +93,9 @@ def main() -> None:
     parser.add_argument("--learner", default="xdcc")
     parser.add_argument("--profile", action="store_true",
                         help="print the compile time of every kernel specialisation")
+    parser.add_argument("--profile-only", action="store_true",
+                        help="only the profiled first fit (its CPU and wall are printed; "
+                             "the listener adds a little)")
     parser.add_argument("--warmup", action="store_true",
                         help="also measure `mlw warmup --learner L` followed by a fit")
     args = parser.parse_args()
@@ -101,6 +104,13 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f}; command: mlw fit --learner "
           f"{args.learner} (bundled emotions), empty NUMBA_CACHE_DIR")
     print(f"{'run':<28} {'wall s':>8} {'cpu s':>8}")
+    if args.profile_only:
+        with tempfile.TemporaryDirectory() as cache:
+            wall, cpu = run([sys.executable, "-c", PROFILE, "fit", "--learner", args.learner],
+                            cache, quiet=False)
+        print(f"{'first fit, profiled':<28} {wall:8.2f} {cpu:8.2f}")
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        return
     with tempfile.TemporaryDirectory() as cache:
         for name in ("first fit", "second fit"):
             wall, cpu = run(fit, cache)
