@@ -47,7 +47,7 @@ class LeafModels:
     leaf_n: np.ndarray
     rec: np.ndarray  # the nodes packed one record each, see KL.pack_nodes
     #: the tree and leaf table laid out for the prediction walk (KL.walk_layout): nodes,
-    #: thr, vch, lptr, llab, lmarg, lmode, lorig. None in a model file saved before it
+    #: thr, vch, slots, lmode, lptr, slot_leaf, lorig. None in a model file saved before it
     #: existed: :func:`walk` then lays it out at each prediction.
     walk: tuple | None = None
 
@@ -80,8 +80,8 @@ def predict(tree: Tree, lm: LeafModels, X: Any, n_labels: int, *, proba: bool = 
     n = X.shape[0]
     P = out if out is not None else np.zeros((n, n_labels) if proba else (0, 0))
     Y = np.zeros((n, n_labels) if joint else (0, 0), np.uint8)
-    nodes, thr, vch, lptr, llab, lmarg, lmode, _ = walk(tree, lm)
-    KL.predict_leaves(*x_arrays(X), n, X.shape[1], nodes, thr, vch, lptr, llab, lmarg, lmode,
+    nodes, thr, vch, slots, lmode, *_ = walk(tree, lm)
+    KL.predict_leaves(*x_arrays(X), n, X.shape[1], nodes, thr, vch, slots, lmode,
                       tree.max_leaves, P, Y, proba, joint)
     return (P if proba else None), (Y if joint else None)
 
@@ -97,9 +97,9 @@ def predict_modes(tree: Tree, lm: LeafModels, X: Any, n_labels: int) -> np.ndarr
 def log_proba(tree: Tree, lm: LeafModels, X: Any, Y: Any, alpha: float) -> np.ndarray:
     """log P(Y[i] | X[i]): the sum over the leaves a row reaches of log P_leaf(y_block)."""
     Yc = sp.csr_matrix(Y) if not sp.issparse(Y) else Y.tocsr()
-    nodes, thr, vch, *_, lorig = walk(tree, lm)
-    return KL.log_proba_leaves(*x_arrays(X), X.shape[0], X.shape[1], nodes, thr, vch, lorig,
-                               tree.max_leaves, lm.leaf_lab_ptr, lm.leaf_labels, tree.leaf_sub_ptr,
+    nodes, thr, vch, _, _, lptr, slot_leaf, lorig = walk(tree, lm)
+    return KL.log_proba_leaves(*x_arrays(X), X.shape[0], X.shape[1], nodes, thr, vch, lptr,
+                               slot_leaf, lorig, tree.max_leaves, lm.leaf_lab_ptr, lm.leaf_labels, tree.leaf_sub_ptr,
                                tree.leaf_bits_ptr, tree.sub_count, tree.sub_bits, lm.leaf_n,
                                lm.logq1, lm.logq0, Yc.indptr.astype(np.int64),
                                Yc.indices.astype(np.int64), Yc.shape[1], float(alpha))

@@ -183,14 +183,18 @@ def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
     """The tree of ``rec`` (:func:`pack_nodes`) laid out for :func:`_reach`:
 
     - ``nodes`` (int32, (N, 2)): ``[feature, second child]`` of a horizontal split (the
-      first child is the next node), ``[-1, walk leaf]`` of a leaf, ``[-2, v]`` of a
-      vertical split, whose ``vch[v:]`` holds ``k`` (its children that are not leaves),
-      ``lo``, ``hi`` (its leaf children are the walk leaves ``lo .. hi - 1``) and the ``k``
-      other children;
+      first child is the next node), ``[-3 - m, q]`` of a leaf whose ``m`` label slots
+      start at slot ``q``, ``[-2, v]`` of a vertical split, whose ``vch[v:]`` holds ``k``
+      (its children that are not leaves), ``lo``, ``hi`` (the slots of its leaf children,
+      one contiguous run) and the ``k`` other children;
     - ``thr``: the thresholds, by walk node;
-    - ``lptr``, ``llab``, ``lmarg``, ``lmode``: the leaf table in walk order (walk leaf
-      ``l`` has the slots ``lptr[l]:lptr[l + 1]``), ``lorig``: the tree's leaf id of
-      each walk leaf."""
+    - ``slots`` (float64, (S, 2)): per label slot, in walk order, ``[label, marginal]``
+      side by side (one cache line per reached leaf, where three arrays cost three),
+      ``lmode`` its mode's bit;
+    - ``lptr``: walk leaf ``l`` has the slots ``lptr[l]:lptr[l + 1]``; ``slot_leaf`` the
+      walk leaf of each slot; ``lorig`` the tree's leaf id of each walk leaf.
+
+    Every leaf models at least one label (a tree's label blocks are never empty)."""
     N = rec.shape[0]
     new = np.empty(N, np.int64)
     order = np.empty(N, np.int64)
@@ -229,9 +233,9 @@ def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
     nleaf = leaf_lab_ptr.size - 1
     nslot = leaf_lab_ptr[nleaf]
     lptr = np.empty(nleaf + 1, np.int64)
-    llab = np.empty(nslot, np.int32)
-    lmarg = np.empty(nslot)
+    slots = np.empty((nslot, 2))
     lmode = np.empty(nslot, np.uint8)
+    slot_leaf = np.empty(nslot, np.int64)
     lorig = np.empty(nleaf, np.int64)
     lptr[0] = 0
     nl = 0
@@ -245,14 +249,15 @@ def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
             thr[k] = threshold[v]
         elif c == -1:
             leaf = rec[v, 3]
-            nodes[k, 0] = -1
-            nodes[k, 1] = nl
-            lorig[nl] = leaf
             q0 = lptr[nl]
+            nodes[k, 0] = -3 - (leaf_lab_ptr[leaf + 1] - leaf_lab_ptr[leaf])
+            nodes[k, 1] = q0
+            lorig[nl] = leaf
             for q in range(leaf_lab_ptr[leaf], leaf_lab_ptr[leaf + 1]):
-                llab[q0] = leaf_labels[q]
-                lmarg[q0] = marg[q]
+                slots[q0, 0] = leaf_labels[q]
+                slots[q0, 1] = marg[q]
                 lmode[q0] = mode[q]
+                slot_leaf[q0] = nl
                 q0 += 1
             nl += 1
             lptr[nl] = q0
@@ -266,33 +271,34 @@ def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
             m = 0
             for i in range(nch):
                 w = new[c0 + i]
-                if rec[c0 + i, 0] == -1:  # its walk leaf is numbered below
+                if rec[c0 + i, 0] == -1:  # its slots are found below
                     lo = min(lo, w)
                     hi = max(hi, w)
                 else:
                     vch[p + 3 + m] = w
                     m += 1
             vch[p] = m
-            vch[p + 1] = lo  # walk NODE ids for now, turned into leaf ids below
+            vch[p + 1] = lo  # walk NODE ids for now, turned into slots below
             vch[p + 2] = hi
             p += 3 + nch
-    for k in range(N):  # leaf-child node ranges -> walk leaf ranges
+    for k in range(N):  # leaf-child node ranges -> slot ranges
         if nodes[k, 0] == -2:
             a = nodes[k, 1]
             if vch[a + 1] <= vch[a + 2]:
-                lo = nodes[vch[a + 1], 1]
-                vch[a + 2] = nodes[vch[a + 2], 1] + 1
-                vch[a + 1] = lo
+                last = vch[a + 2]
+                vch[a + 1] = nodes[vch[a + 1], 1]
+                vch[a + 2] = nodes[last, 1] - 3 - nodes[last, 0]
             else:
                 vch[a + 1] = 0
                 vch[a + 2] = 0
-    return nodes, thr, vch, lptr, llab, lmarg, lmode, lorig
+    return nodes, thr, vch, slots, lmode, lptr, slot_leaf, lorig
 
 
 @njit(cache=True, inline="always")
 def _reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi):
-    """The walk leaves row ``r`` reaches, as ``nr`` ranges ``rlo[i] .. rhi[i] - 1`` (the
-    return value), depth-first. ``xbuf`` holds the row's values when ``X`` is sparse."""
+    """The label slots of the leaves row ``r`` reaches, as ``nr`` ranges
+    ``rlo[i] .. rhi[i] - 1`` (the return value), depth-first. ``xbuf`` holds the row's
+    values when ``X`` is sparse."""
     nr = 0
     top = 0
     stack[0] = 0
@@ -304,9 +310,9 @@ def _reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi):
             if f >= 0:
                 x = xbuf[f] if sparse else X[r, f]
                 v = nodes[v, 1] if x > thr[v] else v + 1
-            elif f == -1:
+            elif f != -2:  # a leaf
                 rlo[nr] = nodes[v, 1]
-                rhi[nr] = nodes[v, 1] + 1
+                rhi[nr] = nodes[v, 1] - 3 - f
                 nr += 1
                 break
             else:
@@ -332,8 +338,8 @@ def _scatter(x_indptr, x_indices, x_data, r, xbuf, value):
 
 
 @njit(cache=True)
-def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch, lorig,
-          max_leaves):
+def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch, lptr,
+          slot_leaf, lorig, max_leaves):
     """For each row, the ids of the leaves it reaches (one per label block), padded with
     -1: shape (n, max_leaves). A horizontal split sends a row to one child
     (``x[feature] <= threshold``: the first), a vertical split to all of them."""
@@ -347,9 +353,12 @@ def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch
             _scatter(x_indptr, x_indices, x_data, r, xbuf, True)
         m = 0
         for i in range(_reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi)):
-            for leaf in range(rlo[i], rhi[i]):
-                out[r, m] = lorig[leaf]
+            q = rlo[i]
+            while q < rhi[i]:
+                wl = slot_leaf[q]
+                out[r, m] = lorig[wl]
                 m += 1
+                q = lptr[wl + 1]
         if sparse:
             _scatter(x_indptr, x_indices, x_data, r, xbuf, False)
     return out
@@ -357,7 +366,7 @@ def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch
 
 @njit(cache=True)
 def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch,
-                   lptr, llab, lmarg, lmode, max_leaves, P, Y, want_p, want_y):
+                   slots, lmode, max_leaves, P, Y, want_p, want_y):
     """One walk per row: the marginals of the leaves it reaches into ``P`` (``want_p``;
     added, so a forest can sum its trees) and their modes into ``Y`` (``want_y``). A
     sparse row is scattered into a dense buffer first, so every test is one load."""
@@ -369,21 +378,19 @@ def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes,
         if sparse:
             _scatter(x_indptr, x_indices, x_data, r, xbuf, True)
         for i in range(_reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi)):
-            q0 = lptr[rlo[i]]
-            q1 = lptr[rhi[i]]
             if want_p:
-                for q in range(q0, q1):
-                    P[r, llab[q]] += lmarg[q]
+                for q in range(rlo[i], rhi[i]):
+                    P[r, int(slots[q, 0])] += slots[q, 1]
             if want_y:
-                for q in range(q0, q1):
-                    Y[r, llab[q]] = lmode[q]
+                for q in range(rlo[i], rhi[i]):
+                    Y[r, int(slots[q, 0])] = lmode[q]
         if sparse:
             _scatter(x_indptr, x_indices, x_data, r, xbuf, False)
 
 
 @njit(cache=True)
 def log_proba_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch,
-                     lorig, max_leaves, leaf_lab_ptr, leaf_labels, leaf_sub_ptr,
+                     lptr, slot_leaf, lorig, max_leaves, leaf_lab_ptr, leaf_labels, leaf_sub_ptr,
                      leaf_bits_ptr, sub_count, sub_bits, leaf_n, logq1, logq0, y_indptr,
                      y_indices, n_labels, alpha):
     """log P(y_i | x_i): over the leaves row i reaches, the sum of the log smoothed leaf
@@ -401,7 +408,10 @@ def log_proba_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, node
         for p in range(y_indptr[r], y_indptr[r + 1]):
             on[y_indices[p]] = 1
         for i in range(_reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi)):
-            for wl in range(rlo[i], rhi[i]):
+            q = rlo[i]
+            while q < rhi[i]:
+                wl = slot_leaf[q]
+                q = lptr[wl + 1]
                 leaf = lorig[wl]
                 l0 = leaf_lab_ptr[leaf]
                 m = leaf_lab_ptr[leaf + 1] - l0
