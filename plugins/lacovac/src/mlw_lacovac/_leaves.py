@@ -100,6 +100,7 @@ def log_proba(tree: Tree, lm: LeafModels, X: Any, Y: Any, alpha: float) -> np.nd
     nodes, thr, vch, _, _, lptr, slot_leaf, lorig = walk(tree, lm)
     return KL.log_proba_leaves(*x_arrays(X), X.shape[0], X.shape[1], nodes, thr, vch, lptr,
                                slot_leaf, lorig, tree.max_leaves, lm.leaf_lab_ptr,
-                               lm.leaf_labels, tree.leaf_sub_ptr, tree.leaf_bits_ptr, tree.sub_count, tree.sub_bits, lm.leaf_n,
+                               lm.leaf_labels, tree.leaf_sub_ptr, tree.leaf_bits_ptr,
+                               tree.sub_count, tree.sub_bits, lm.leaf_n,
                                lm.logq1, lm.logq0, Yc.indptr.astype(np.int64),
                                Yc.indices.astype(np.int64), Yc.shape[1], float(alpha))
