@@ -1,5 +1,6 @@
 """Does mc's MAP search (best tree MAP + simulated annealing, Sec. 5.4) find the mixture's
-argmax? Per fold of the paper protocol (benchmarks/quality_mctbn.py's folds), fit mc on
+argmax? Per fold of the paper protocol (examples/papers/mctbn.toml's 10 folds by iterative
+stratification, seed 0, on each train and test file joined), fit mc on
 the other nine folds, then for up to --rows test rows enumerate all 2^d label vectors
 (d <= 16) and compare: the share of rows where annealing's vector has a lower mixture
 probability than the enumerated argmax, and the EMA of both decisions and of the
@@ -12,17 +13,27 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 import mlw
 from mlw_mctbn import _kernels
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quality_mctbn import load_full  # noqa: E402
+MULAN = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mulan"
+
+
+def load_full(name: str) -> mlw.Dataset:
+    """The protocol's data (examples/papers/mctbn.toml): the train and test files joined."""
+    tr = mlw.load_dataset(MULAN / f"{name}-train.arff")
+    te = mlw.load_dataset(MULAN / f"{name}-test.arff")
+    X = sp.vstack([tr.X, te.X], format="csr") if sp.issparse(tr.X) else np.vstack([tr.X, te.X])
+    Y = np.vstack([np.asarray(tr.Y.toarray() if sp.issparse(tr.Y) else tr.Y),
+                   np.asarray(te.Y.toarray() if sp.issparse(te.Y) else te.Y)])
+    return mlw.Dataset(X=X, Y=Y.astype(np.uint8), feature_names=tr.feature_names,
+                       label_names=tr.label_names, name=name)
 
 
 def all_vectors(d: int) -> np.ndarray:
