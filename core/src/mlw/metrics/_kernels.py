@@ -116,7 +116,7 @@ def _sort(a):
         t = a[0]
         a[0] = a[end]
         a[end] = t
-        _sift_down(a, 0, end)
+        _sift_down(a, np.int64(0), end)   # not a literal 0: one specialisation
 
 
 @njit(cache=True)
