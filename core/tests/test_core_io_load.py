@@ -53,6 +53,7 @@ def test_unknown_split_and_unknown_name():
         mlw.load_dataset("emotionz")
 
 
+@pytest.mark.pipeline
 def test_stem_plus_split_and_data_path(mulan_dir, monkeypatch):
     ds = mlw.load_dataset(mulan_dir / "yeast", split="test")
     assert ds.name == "yeast-test" and ds.n_instances == 917

@@ -46,6 +46,7 @@ def test_a_rare_label_is_in_every_folds_training_part() -> None:
         assert abs(int(Y[fold == f, 1].sum()) - 20) <= 1
 
 
+@pytest.mark.pipeline
 @pytest.mark.parametrize("metric", sorted(METRICS))
 def test_each_metric_selects_its_own_best_configuration(metric: str) -> None:
     X, Y = _data(2, n=150)
@@ -130,6 +131,7 @@ def test_l2_learners_are_the_formulas_on_unit_length_feature_columns() -> None:
         LCIF(feature_norm="tfidf").fit(X8, Y8)
 
 
+@pytest.mark.pipeline
 def test_auto_feature_norm_is_chosen_by_the_cross_validation() -> None:
     X, Y = _data(6, n=150)
     m = LCIF(cv=3, random_state=1).fit(X, Y)
@@ -178,6 +180,7 @@ def test_the_grid_is_extended_to_59_when_the_best_k_is_the_largest(monkeypatch) 
     assert not inner["k_grid_extended"]
 
 
+@pytest.mark.pipeline
 def test_table_one_statistics_of_bibtex(mulan_dir) -> None:
     """Table I: bibtex has 4,880 training and 2,515 test instances, 1,836 features, 159
     labels and a training label cardinality of 2.38."""

@@ -101,6 +101,7 @@ def test_search_equals_refitting_on_every_fold() -> None:
         assert best["score"] == res["all_scores"][..., METRICS[name]].max()
 
 
+@pytest.mark.pipeline
 def test_cv_parameter_in_fit_selects_from_grid() -> None:
     X, Y = _data(4, n=150)
     m = mlw.get_learner("lcif", cv=3, cv_metric="f1_micro").fit(X, Y)
@@ -140,6 +141,7 @@ def test_streamed_threshold_equals_core_fit_on_all_scores(sparse: bool, seed: in
         assert got.threshold_ == core.threshold_
 
 
+@pytest.mark.pipeline
 def test_top_label_auto_follows_the_empty_label_sets_of_birds(mulan_dir) -> None:
     """Issue 19: with the core's adaptive rule (top_label="auto") LCIF predicts the
     empty set where the training data has empty label sets (birds: 47% of the

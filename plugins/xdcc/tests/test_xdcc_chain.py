@@ -121,6 +121,7 @@ def test_separate_and_conquer_masks_gradients():
     np.testing.assert_allclose(ens2.value, ens.value)
 
 
+@pytest.mark.pipeline
 def test_xdcc_fit_staged_and_both_variants():
     X, Y = _toy(300)
     m = XDCC(n_estimators=15, max_depth=3, chain_length=3, threshold=None).fit(X, Y)
@@ -231,6 +232,7 @@ def test_cc_order_validation():
     assert m.order_.tolist() == [3, 2, 1, 0]
 
 
+@pytest.mark.pipeline
 @pytest.mark.parametrize("label_features", ["probability", "binary"])
 @pytest.mark.parametrize("cumulated", [True, False])
 def test_xdcc_training_scores_reuse_the_training_state(label_features, cumulated):
@@ -241,6 +243,7 @@ def test_xdcc_training_scores_reuse_the_training_state(label_features, cumulated
     np.testing.assert_array_equal(m._training_scores(X, Y), m.predict_proba(X))
 
 
+@pytest.mark.pipeline
 def test_xdcc_out_of_fold_training_scores_are_predict_proba():
     """Out-of-fold propagation's training state is not the chain's pass over the training
     rows, so the threshold is tuned on predict_proba, recomputed."""
