@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import mlw.neighbors
 from mlw.neighbors import NeighborIndex, kneighbors
 
 
@@ -47,7 +48,8 @@ def _assert_same(got: list, want: list, exact: bool) -> None:
 @pytest.mark.parametrize("kind", ["binary", "integer", "real"])
 @pytest.mark.parametrize("layout", ["csr", "dense", "dense-index-csr-query",
                                     "csr-index-dense-query"])
-def test_matches_brute_force(metric: str, kind: str, layout: str) -> None:
+def test_matches_brute_force(metric: str, kind: str, layout: str,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(len(kind) * 7 + len(layout))
     T = _random(rng, 40, 12, 0.25, kind)
     Q = _random(rng, 25, 12, 0.25, kind)
@@ -55,6 +57,8 @@ def test_matches_brute_force(metric: str, kind: str, layout: str) -> None:
     Qi = Q if layout in ("dense", "csr-index-dense-query") else sp.csr_matrix(Q)
     index = NeighborIndex(Ti, metric=metric)
     for k in (1, 4, 9):
+        # small searches run serially; k = 4 forces the parallel kernels
+        monkeypatch.setattr(mlw.neighbors, "_PARALLEL_MIN_PAIRS", 0 if k == 4 else 1 << 23)
         got = _lists(*index.query(Qi, k=k))
         # integer data: dot products and squared norms are exact, so are the results;
         # the Euclidean distance of real data is sqrt(|q|²+|t|²-2q·t), not the
@@ -104,7 +108,7 @@ def test_cosine_pads_rows_without_a_positive_similarity() -> None:
     assert sim.tolist() == [[0, 0], [1.0, 0], [0, 0]]
 
 
-def test_blocks_give_the_same_result() -> None:
+def test_blocks_give_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(3)
     T = _random(rng, 60, 15, 0.2, "real")
     Q = _random(rng, 33, 15, 0.2, "real")
@@ -112,6 +116,10 @@ def test_blocks_give_the_same_result() -> None:
         for Ti, Qi in ((sp.csr_matrix(T), sp.csr_matrix(Q)), (T, Q)):
             index = NeighborIndex(Ti, metric=metric)
             a, b = index.query(Qi, k=6), index.query(Qi, k=6, block=5)
+            with monkeypatch.context() as m:  # the parallel kernels: the same results
+                m.setattr(mlw.neighbors, "_PARALLEL_MIN_PAIRS", 0)
+                c = index.query(Qi, k=6)
+            assert np.array_equal(a[0], c[0]) and np.array_equal(a[1], c[1])
             assert np.array_equal(a[0], b[0])
             if sp.issparse(Ti):
                 assert np.array_equal(a[1], b[1])

@@ -51,6 +51,13 @@ Metric = Literal["cosine", "euclidean"]
 #: Largest block of dense dot products held at once (float64 entries): 32 MB.
 _DENSE_BLOCK_ENTRIES = 4_000_000
 
+#: Queries x indexed rows from which a (non-0/1) search runs in parallel. Below, the
+#: kernels run in the calling thread: waking the worker threads for a region costs more
+#: CPU than the few tens of milliseconds of work saves (yeast's training rows against
+#: themselves and its test rows, 3.6 M pairs: 0.076 CPU s with 2 threads, 0.036 in one,
+#: on the shared 2-core machine at load ~20). Results are the same either way.
+_PARALLEL_MIN_PAIRS = 1 << 23
+
 
 def _k() -> Any:
     from mlw.neighbors import _kernels
@@ -231,14 +238,15 @@ class NeighborIndex:
         idx = np.full((n_q, k), -1, dtype=np.int32)
         val = np.zeros((n_q, k), dtype=np.float64)
         source = self._X if X is None else X
+        parallel = n_q * self.n_rows >= _PARALLEL_MIN_PAIRS
         step = block
         if not self.sparse:
             step = min(block, max(1, _DENSE_BLOCK_ENTRIES // self.n_rows))
         for start in range(0, n_q, step):
             B = source[start:start + step]
             o = own[start:start + step]
-            i, s = (self._query_sparse(B, k, o, mask) if self.sparse
-                    else self._query_dense(B, k, o, mask))
+            i, s = (self._query_sparse(B, k, o, mask, parallel) if self.sparse
+                    else self._query_dense(B, k, o, mask, parallel))
             idx[start:start + B.shape[0]] = i
             val[start:start + B.shape[0]] = s
         if self._code == K.EUCLIDEAN:
@@ -246,8 +254,8 @@ class NeighborIndex:
             val[idx < 0] = np.inf
         return idx, val
 
-    def _query_sparse(self, B: Any, k: int, own: np.ndarray,
-                      mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _query_sparse(self, B: Any, k: int, own: np.ndarray, mask: np.ndarray,
+                      parallel: bool = True) -> tuple[np.ndarray, np.ndarray]:
         K = _k()
         if not sp.issparse(B):
             B = sp.csr_matrix(B)
@@ -271,15 +279,16 @@ class NeighborIndex:
             G = B[~fast] if fast.any() else B
             ip = G.indptr.astype(np.int64)
             q_sq = K.row_sq_norms(ip, G.data)
-            i, s = K.knn_search(ip, G.indices.astype(np.int32), G.data, q_sq,
-                                self._col_indptr, self._col_rows, self._col_data, self._sq,
-                                self._order, k, own[~fast], mask, _n_chunks(G.shape[0]),
-                                self._code)
+            args = (ip, G.indices.astype(np.int32), G.data, q_sq, self._col_indptr,
+                    self._col_rows, self._col_data, self._sq, self._order, k, own[~fast],
+                    mask)
+            i, s = (K.knn_search(*args, _n_chunks(G.shape[0]), self._code) if parallel
+                    else K.knn_search_serial(*args, self._code))
             idx[~fast], val[~fast] = i, s
         return idx, val
 
-    def _query_dense(self, B: Any, k: int, own: np.ndarray,
-                     mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _query_dense(self, B: Any, k: int, own: np.ndarray, mask: np.ndarray,
+                     parallel: bool = True) -> tuple[np.ndarray, np.ndarray]:
         K = _k()
         if sp.issparse(B):
             q_sq = K.row_sq_norms(B.indptr.astype(np.int64), B.data)
@@ -288,8 +297,10 @@ class NeighborIndex:
             q_sq = K.dense_row_sq_norms(B)
             G = B @ self._X.T
         G = np.ascontiguousarray(G, dtype=np.float64)
-        return K.topk_from_products(G, q_sq, self._sq, k, own, mask,
-                                    _n_chunks(B.shape[0]), self._code)
+        if parallel:
+            return K.topk_from_products(G, q_sq, self._sq, k, own, mask,
+                                        _n_chunks(B.shape[0]), self._code)
+        return K.topk_from_products_serial(G, q_sq, self._sq, k, own, mask, self._code)
 
 
 def kneighbors(X_index: Any, X_query: Any = None, *, k: int, metric: Metric = "cosine",

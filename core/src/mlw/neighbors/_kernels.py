@@ -4,7 +4,9 @@ Plain functions over arrays (CSR/CSC as ``indptr, indices, data``), ``@njit(cach
 no Python objects and no validation: :class:`mlw.neighbors.NeighborIndex` validates.
 Parallel kernels split the queries into ``n_chunks`` chunks run with ``prange``; each
 chunk allocates its accumulators once, so memory is ``n_chunks × n_index`` plus the
-``(n_queries, k)`` outputs, never ``n_queries × n_index``.
+``(n_queries, k)`` outputs, never ``n_queries × n_index``. ``knn_search`` and
+``topk_from_products`` have serial twins (``*_serial``, the same per-row function called
+once for all rows) that the wrapper uses for small searches.
 
 Every kernel keeps, per query, the k best candidates by a *score* that is larger for a
 nearer row: the cosine similarity, or minus the squared Euclidean distance. Ties are
@@ -105,6 +107,95 @@ def _offer(best_idx, best_sim, count, k, worst, cand, sim, o_self, use_mask, all
     return count, worst
 
 
+@njit(cache=True)
+def _knn_search_rows(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows,
+                     t_col_data, t_sq, t_order, t_inv, k, own, allowed, use_mask, cos,
+                     start, stop, idx, sim):
+    """:func:`knn_search` for the queries ``start:stop``, into ``idx``/``sim``."""
+    n_t = t_sq.shape[0]
+    acc = np.zeros(n_t, dtype=np.float64)
+    seen = np.zeros(n_t, dtype=np.uint8)
+    touched = np.empty(n_t, dtype=np.int32)
+    bi = np.empty(k, dtype=np.int32)
+    bs = np.empty(k, dtype=np.float64)
+    for i in range(start, stop):
+        nq2 = q_sq[i]
+        if cos and nq2 == 0.0:
+            continue
+        inv_nq = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
+        o_self = own[i]
+        count = 0
+        work = 0
+        for p in range(q_indptr[i], q_indptr[i + 1]):
+            j = q_indices[p]
+            work += t_col_indptr[j + 1] - t_col_indptr[j]
+        # a candidate must beat `worst`: cosine similarities must be positive
+        worst = 0.0 if cos else -np.inf
+        if 2 * work >= n_t:
+            # dense mode: most rows are touched, so scan them all afterwards
+            for p in range(q_indptr[i], q_indptr[i + 1]):
+                j = q_indices[p]
+                v = q_data[p]
+                for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
+                    acc[t_col_rows[pp]] += v * t_col_data[pp]
+            for r in range(n_t):
+                if cos:
+                    s = acc[r] * inv_nq * t_inv[r]
+                    acc[r] = 0.0
+                    if s < worst or s <= 0.0:
+                        continue
+                else:
+                    s = -(nq2 + t_sq[r] - 2.0 * acc[r])
+                    acc[r] = 0.0
+                    if s < worst:
+                        continue
+                count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
+                                      allowed)
+        else:
+            nt = 0
+            for p in range(q_indptr[i], q_indptr[i + 1]):
+                j = q_indices[p]
+                v = q_data[p]
+                for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
+                    r = t_col_rows[pp]
+                    if seen[r] == 0:
+                        seen[r] = 1
+                        touched[nt] = r
+                        nt += 1
+                    acc[r] += v * t_col_data[pp]
+            for q in range(nt):
+                r = touched[q]
+                d = acc[r]
+                acc[r] = 0.0
+                if cos:
+                    seen[r] = 0
+                    s = d * inv_nq * t_inv[r]
+                    if s < worst or s <= 0.0:
+                        continue
+                else:
+                    s = -(nq2 + t_sq[r] - 2.0 * d)
+                    if s < worst:
+                        continue
+                count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
+                                      allowed)
+            if not cos:
+                # untouched rows: dot product 0, nearest first by norm
+                for q in range(n_t):
+                    r = t_order[q]
+                    if seen[r]:
+                        continue
+                    s = -(nq2 + t_sq[r] - 2.0 * 0.0)
+                    if count == k and s < worst:
+                        break
+                    count, worst = _offer(bi, bs, count, k, worst, r, s, o_self,
+                                          use_mask, allowed)
+                for q in range(nt):
+                    seen[touched[q]] = 0
+        for q in range(count):
+            idx[i, q] = bi[q]
+            sim[i, q] = bs[q]
+
+
 @njit(parallel=True, cache=True)
 def knn_search(q_indptr, q_indices, q_data, q_sq,
                t_col_indptr, t_col_rows, t_col_data, t_sq, t_order,
@@ -138,8 +229,6 @@ def knn_search(q_indptr, q_indices, q_data, q_sq,
     """
     n_q = q_indptr.shape[0] - 1
     n_t = t_sq.shape[0]
-    use_mask = allowed.shape[0] == n_t
-    cos = metric == COSINE
     t_inv = _inverse_norms(t_sq)
     idx = np.full((n_q, k), -1, dtype=np.int32)
     sim = np.zeros((n_q, k), dtype=np.float64)
@@ -149,88 +238,56 @@ def knn_search(q_indptr, q_indices, q_data, q_sq,
         stop = min(n_q, start + chunk)
         if start >= stop:
             continue
-        acc = np.zeros(n_t, dtype=np.float64)
-        seen = np.zeros(n_t, dtype=np.uint8)
-        touched = np.empty(n_t, dtype=np.int32)
-        bi = np.empty(k, dtype=np.int32)
-        bs = np.empty(k, dtype=np.float64)
-        for i in range(start, stop):
-            nq2 = q_sq[i]
-            if cos and nq2 == 0.0:
-                continue
-            inv_nq = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
-            o_self = own[i]
-            count = 0
-            work = 0
-            for p in range(q_indptr[i], q_indptr[i + 1]):
-                j = q_indices[p]
-                work += t_col_indptr[j + 1] - t_col_indptr[j]
-            # a candidate must beat `worst`: cosine similarities must be positive
-            worst = 0.0 if cos else -np.inf
-            if 2 * work >= n_t:
-                # dense mode: most rows are touched, so scan them all afterwards
-                for p in range(q_indptr[i], q_indptr[i + 1]):
-                    j = q_indices[p]
-                    v = q_data[p]
-                    for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
-                        acc[t_col_rows[pp]] += v * t_col_data[pp]
-                for r in range(n_t):
-                    if cos:
-                        s = acc[r] * inv_nq * t_inv[r]
-                        acc[r] = 0.0
-                        if s < worst or s <= 0.0:
-                            continue
-                    else:
-                        s = -(nq2 + t_sq[r] - 2.0 * acc[r])
-                        acc[r] = 0.0
-                        if s < worst:
-                            continue
-                    count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
-                                          allowed)
-            else:
-                nt = 0
-                for p in range(q_indptr[i], q_indptr[i + 1]):
-                    j = q_indices[p]
-                    v = q_data[p]
-                    for pp in range(t_col_indptr[j], t_col_indptr[j + 1]):
-                        r = t_col_rows[pp]
-                        if seen[r] == 0:
-                            seen[r] = 1
-                            touched[nt] = r
-                            nt += 1
-                        acc[r] += v * t_col_data[pp]
-                for q in range(nt):
-                    r = touched[q]
-                    d = acc[r]
-                    acc[r] = 0.0
-                    if cos:
-                        seen[r] = 0
-                        s = d * inv_nq * t_inv[r]
-                        if s < worst or s <= 0.0:
-                            continue
-                    else:
-                        s = -(nq2 + t_sq[r] - 2.0 * d)
-                        if s < worst:
-                            continue
-                    count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
-                                          allowed)
-                if not cos:
-                    # untouched rows: dot product 0, nearest first by norm
-                    for q in range(n_t):
-                        r = t_order[q]
-                        if seen[r]:
-                            continue
-                        s = -(nq2 + t_sq[r] - 2.0 * 0.0)
-                        if count == k and s < worst:
-                            break
-                        count, worst = _offer(bi, bs, count, k, worst, r, s, o_self,
-                                              use_mask, allowed)
-                    for q in range(nt):
-                        seen[touched[q]] = 0
-            for q in range(count):
-                idx[i, q] = bi[q]
-                sim[i, q] = bs[q]
+        _knn_search_rows(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows,
+                         t_col_data, t_sq, t_order, t_inv, k, own, allowed,
+                         allowed.shape[0] == n_t, metric == COSINE, start, stop, idx, sim)
     return idx, sim
+
+
+@njit(cache=True)
+def knn_search_serial(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows,
+                      t_col_data, t_sq, t_order, k, own, allowed, metric):
+    """:func:`knn_search` in the calling thread (no parallel region): the same results,
+    for searches too small to repay waking the worker threads."""
+    n_q = q_indptr.shape[0] - 1
+    n_t = t_sq.shape[0]
+    t_inv = _inverse_norms(t_sq)
+    idx = np.full((n_q, k), -1, dtype=np.int32)
+    sim = np.zeros((n_q, k), dtype=np.float64)
+    if n_q > 0:
+        _knn_search_rows(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows,
+                         t_col_data, t_sq, t_order, t_inv, k, own, allowed,
+                         allowed.shape[0] == n_t, metric == COSINE, 0, n_q, idx, sim)
+    return idx, sim
+
+
+@njit(cache=True)
+def _topk_rows(G, q_sq, t_sq, t_inv, k, own, allowed, use_mask, cos, start, stop, idx, sim):
+    """:func:`topk_from_products` for the queries ``start:stop``, into ``idx``/``sim``."""
+    n_t = G.shape[1]
+    bi = np.empty(k, dtype=np.int32)
+    bs = np.empty(k, dtype=np.float64)
+    for i in range(start, stop):
+        nq2 = q_sq[i]
+        if cos and nq2 == 0.0:
+            continue
+        inv_nq = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
+        o_self = own[i]
+        count = 0
+        worst = 0.0 if cos else -np.inf
+        for r in range(n_t):
+            if cos:
+                s = G[i, r] * inv_nq * t_inv[r]
+                if s < worst or s <= 0.0:
+                    continue
+            else:
+                s = -(nq2 + t_sq[r] - 2.0 * G[i, r])
+                if s < worst:
+                    continue
+            count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask, allowed)
+        for q in range(count):
+            idx[i, q] = bi[q]
+            sim[i, q] = bs[q]
 
 
 @njit(parallel=True, cache=True)
@@ -240,39 +297,26 @@ def topk_from_products(G, q_sq, t_sq, k, own, allowed, n_chunks, metric):
     (cosine ``G * (1/|q|) * (1/|t|)``, positive only; or ``-(|q|² + |t|² - 2G)``),
     the same tie order and the same ``own``/``allowed`` exclusions."""
     n_q, n_t = G.shape
-    use_mask = allowed.shape[0] == n_t
-    cos = metric == COSINE
     t_inv = _inverse_norms(t_sq)
     idx = np.full((n_q, k), -1, dtype=np.int32)
     sim = np.zeros((n_q, k), dtype=np.float64)
     chunk = (n_q + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
-        start = c * chunk
-        stop = min(n_q, start + chunk)
-        bi = np.empty(k, dtype=np.int32)
-        bs = np.empty(k, dtype=np.float64)
-        for i in range(start, stop):
-            nq2 = q_sq[i]
-            if cos and nq2 == 0.0:
-                continue
-            inv_nq = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
-            o_self = own[i]
-            count = 0
-            worst = 0.0 if cos else -np.inf
-            for r in range(n_t):
-                if cos:
-                    s = G[i, r] * inv_nq * t_inv[r]
-                    if s < worst or s <= 0.0:
-                        continue
-                else:
-                    s = -(nq2 + t_sq[r] - 2.0 * G[i, r])
-                    if s < worst:
-                        continue
-                count, worst = _offer(bi, bs, count, k, worst, r, s, o_self, use_mask,
-                                      allowed)
-            for q in range(count):
-                idx[i, q] = bi[q]
-                sim[i, q] = bs[q]
+        _topk_rows(G, q_sq, t_sq, t_inv, k, own, allowed, allowed.shape[0] == n_t,
+                   metric == COSINE, c * chunk, min(n_q, c * chunk + chunk), idx, sim)
+    return idx, sim
+
+
+@njit(cache=True)
+def topk_from_products_serial(G, q_sq, t_sq, k, own, allowed, metric):
+    """:func:`topk_from_products` in the calling thread (no parallel region): the same
+    results, for products too small to repay waking the worker threads."""
+    n_q, n_t = G.shape
+    t_inv = _inverse_norms(t_sq)
+    idx = np.full((n_q, k), -1, dtype=np.int32)
+    sim = np.zeros((n_q, k), dtype=np.float64)
+    _topk_rows(G, q_sq, t_sq, t_inv, k, own, allowed, allowed.shape[0] == n_t,
+               metric == COSINE, 0, n_q, idx, sim)
     return idx, sim
 
 
