@@ -381,3 +381,24 @@ def test_bench_out_over_its_config_is_refused(tmp_path) -> None:
     assert result.exit_code == 2
     assert "refusing to overwrite an input" in one_json(result.stdout)["error"]["message"]
     assert config.read_bytes() == before
+
+
+def test_what_native_code_writes_to_fd_1_never_reaches_stdout(capfd, monkeypatch) -> None:
+    """While a command runs, file descriptor 1 is stderr too (a C or Rust library, a child
+    process writing to fd 1), and the results still reach stdout. (capfd: fd level;
+    sys.stdout is made fd 1's stream, as in a terminal, which CliRunner's is not.)"""
+    import subprocess
+
+    from mlw_cli.output import handle_errors, print_json
+
+    monkeypatch.setattr(sys, "stdout", open(1, "w", closefd=False))  # noqa: SIM115
+    with handle_errors(as_json=True):
+        os.write(1, b"native noise\n")
+        subprocess.run(["echo", "child noise"], check=True)
+        print("python noise")
+        print_json({"learner": "x"})
+    out, err = capfd.readouterr()
+    assert one_json(out) == {"learner": "x"}
+    assert err == "native noise\nchild noise\npython noise\n"
+    os.write(1, b"after\n")                      # fd 1 is stdout again
+    assert capfd.readouterr().out == "after\n"

@@ -100,53 +100,84 @@ def handle_errors(as_json: bool = False) -> Iterator[None]:
     internal failure, 130 interrupted (143 on ``SIGTERM``). With ``as_json`` the error
     is also printed as one JSON object on stdout, so ``--json > out.json`` stays valid.
 
-    While the command runs, ``sys.stdout`` points at stderr: whatever a plugin (or a
-    library) prints cannot corrupt the results, which the command writes to
-    :func:`results` (the real stdout).
+    While the command runs, ``sys.stdout`` points at stderr, and so does file descriptor
+    1 when ``sys.stdout`` is it: whatever a plugin, a library or native code prints
+    cannot corrupt the results, which the command writes to :func:`results` (the real
+    stdout).
 
     Set ``MLW_DEBUG=1`` to see the traceback of an internal failure.
     """
     from mlw.files import Terminated
 
-    _results.append(results())  # results go here (nested: the same); the rest to stderr
-    try:
+    with contextlib.ExitStack() as outer:
+        # results go to the real stdout (nested: the same one); the rest to stderr
+        _results.append(results() if _results else outer.enter_context(_fd_1_to_stderr()))
         try:
-            with warnings.catch_warnings(record=True) as caught, \
-                    contextlib.redirect_stdout(sys.stderr):
-                warnings.simplefilter("default")
-                try:
-                    yield
-                finally:
-                    _report_warnings(caught)
-        except (typer.Exit, typer.Abort):
-            raise
-        except Terminated as exc:
-            report_error("interrupted", "terminated (SIGTERM)", as_json=as_json, exc=exc)
-            raise typer.Exit(143) from None
-        except KeyboardInterrupt as exc:
-            report_error("interrupted", "interrupted", as_json=as_json, exc=exc)
-            raise typer.Exit(130) from None
-        except _bad_input() as exc:
-            if os.environ.get("MLW_DEBUG"):
-                traceback.print_exc()
-            report_error("bad_input", str(exc).strip() or type(exc).__name__, as_json=as_json,
-                         exc=exc)
-            raise typer.Exit(2) from None
-        except mlw.PluginError as exc:
-            if os.environ.get("MLW_DEBUG"):
-                traceback.print_exc()
-            report_error("plugin", str(exc), as_json=as_json, exc=exc, prefix="plugin error")
-            raise typer.Exit(1) from None
-        except (Exception, SystemExit) as exc:
-            if os.environ.get("MLW_DEBUG"):
-                traceback.print_exc()
-            what = (f"SystemExit({exc.code!r}): something called sys.exit"
-                    if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}")
-            report_error("internal", f"{what} (set MLW_DEBUG=1 for the traceback)",
-                         as_json=as_json, exc=exc, prefix="internal error")
-            raise typer.Exit(1) from None
+            try:
+                with warnings.catch_warnings(record=True) as caught, \
+                        contextlib.redirect_stdout(sys.stderr):
+                    warnings.simplefilter("default")
+                    try:
+                        yield
+                    finally:
+                        _report_warnings(caught)
+            except (typer.Exit, typer.Abort):
+                raise
+            except Terminated as exc:
+                report_error("interrupted", "terminated (SIGTERM)", as_json=as_json, exc=exc)
+                raise typer.Exit(143) from None
+            except KeyboardInterrupt as exc:
+                report_error("interrupted", "interrupted", as_json=as_json, exc=exc)
+                raise typer.Exit(130) from None
+            except _bad_input() as exc:
+                if os.environ.get("MLW_DEBUG"):
+                    traceback.print_exc()
+                report_error("bad_input", str(exc).strip() or type(exc).__name__,
+                             as_json=as_json, exc=exc)
+                raise typer.Exit(2) from None
+            except mlw.PluginError as exc:
+                if os.environ.get("MLW_DEBUG"):
+                    traceback.print_exc()
+                report_error("plugin", str(exc), as_json=as_json, exc=exc,
+                             prefix="plugin error")
+                raise typer.Exit(1) from None
+            except (Exception, SystemExit) as exc:
+                if os.environ.get("MLW_DEBUG"):
+                    traceback.print_exc()
+                what = (f"SystemExit({exc.code!r}): something called sys.exit"
+                        if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}")
+                report_error("internal", f"{what} (set MLW_DEBUG=1 for the traceback)",
+                             as_json=as_json, exc=exc, prefix="internal error")
+                raise typer.Exit(1) from None
+        finally:
+            _results.pop()
+
+
+@contextlib.contextmanager
+def _fd_1_to_stderr() -> Iterator[Any]:
+    """Yield the stream results go to: ``sys.stdout``; when that is the process's file
+    descriptor 1, a duplicate of it, while fd 1 itself points at fd 2, so what native
+    code (a C or Rust library, a child process) writes to fd 1 reaches stderr too."""
+    out = sys.stdout
+    try:
+        on_fd_1 = out.fileno() == 1
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation: CliRunner
+        on_fd_1 = False
+    if not on_fd_1:
+        yield out
+        return
+    out.flush()
+    real = open(os.dup(1), "w", buffering=1 if out.line_buffering else -1,  # noqa: SIM115
+                encoding=out.encoding, errors=out.errors)
+    os.dup2(2, 1)
+    try:
+        yield real
     finally:
-        _results.pop()
+        for stream in (real, out):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os.dup2(real.fileno(), 1)
+        real.close()
 
 
 class OneLineErrorsGroup(typer.core.TyperGroup):
