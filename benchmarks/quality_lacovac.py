@@ -18,10 +18,11 @@ value against the README's tables).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
+
+from paper_config_run import config_arguments, run_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "examples" / "papers" / "lacovac.toml"
@@ -65,22 +66,13 @@ def table(path: Path) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--datasets")
-    ap.add_argument("--learners")
-    ap.add_argument("--folds", help="run only these folds, e.g. 0,1")
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=Path("lacovac.parquet"))
-    ap.add_argument("--table", action="store_true")
+    from mlw.experiments import load_config
+    from mlw.experiments.config import learner_from_spec
+
+    ap = config_arguments(__doc__, "lacovac.parquet")
     ap.add_argument("--param", action="append", default=[])
     ap.add_argument("--tag", default="")
     args = ap.parse_args()
-    if args.table:
-        print(table(args.out))
-        return 0
-    from mlw.experiments import load_config, run_experiment
-    from mlw.experiments.config import learner_from_spec
-
     exp = load_config(CONFIG)
     if args.param or args.tag:
         entries = []
@@ -93,16 +85,7 @@ def main() -> int:
                 e = replace(e, key=key, params=params, label=key)
             entries.append(e)
         exp = replace(exp, learners=tuple(entries))
-    exp = exp.with_overrides(
-        datasets=args.datasets.split(",") if args.datasets else None,
-        learners=args.learners.split(",") if args.learners else None,
-        only_folds=[int(f) for f in args.folds.split(",")] if args.folds else None)
-    summary = run_experiment(exp, args.out, jobs=args.jobs)
-    print(f"{summary.ran} cells run, {summary.skipped} skipped, {len(summary.errors)} failed; "
-          f"results in {args.out}", file=sys.stderr)
-    print(table(args.out))
-    return 1 if summary.errors else 0
-
+    return run_config(exp, args, table)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -21,12 +21,12 @@ not ported: plugins/mctbn/README.md keeps its figures.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
+from paper_config_run import config_arguments, run_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "examples" / "papers" / "mctbn.toml"
@@ -146,29 +146,10 @@ def table(path: Path) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--datasets")
-    ap.add_argument("--learners")
-    ap.add_argument("--folds", help="run only these folds, e.g. 0,1")
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=Path("mctbn.parquet"))
-    ap.add_argument("--table", action="store_true")
-    args = ap.parse_args()
-    if args.table:
-        print(table(args.out))
-        return 0
-    from mlw.experiments import load_config, run_experiment
+    from mlw.experiments import load_config
 
-    exp = load_config(CONFIG).with_overrides(
-        datasets=args.datasets.split(",") if args.datasets else None,
-        learners=args.learners.split(",") if args.learners else None,
-        only_folds=[int(f) for f in args.folds.split(",")] if args.folds else None)
-    summary = run_experiment(exp, args.out, jobs=args.jobs)
-    print(f"{summary.ran} cells run, {summary.skipped} skipped, {len(summary.errors)} failed; "
-          f"results in {args.out}", file=sys.stderr)
-    print(table(args.out))
-    return 1 if summary.errors else 0
-
+    args = config_arguments(__doc__, "mctbn.parquet").parse_args()
+    return run_config(load_config(CONFIG), args, table)
 
 if __name__ == "__main__":
     sys.exit(main())

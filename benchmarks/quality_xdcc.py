@@ -23,12 +23,12 @@ means, average ranks). Checked against the former standalone script (``--grid sm
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from paper_config_run import config_arguments, run_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "examples" / "papers" / "xdcc.toml"
@@ -89,32 +89,15 @@ def table(path: Path) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    from mlw.experiments import load_config
+
+    ap = config_arguments(__doc__, "xdcc.parquet",
+                          folds_help="run only these folds (medical's CV), e.g. 0,1")
     ap.add_argument("--grid", choices=["config", *GRIDS], default="config")
-    ap.add_argument("--datasets")
-    ap.add_argument("--learners")
-    ap.add_argument("--folds", help="run only these folds (medical's CV), e.g. 0,1")
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=Path("xdcc.parquet"))
-    ap.add_argument("--table", action="store_true")
     args = ap.parse_args()
-    if args.table:
-        print(table(args.out))
-        return 0
-    from mlw.experiments import load_config, run_experiment
-
-    exp = load_config(CONFIG).with_overrides(
-        datasets=args.datasets.split(",") if args.datasets else None,
-        learners=args.learners.split(",") if args.learners else None,
-        only_folds=[int(f) for f in args.folds.split(",")] if args.folds else None)
-    if args.grid != "config":
-        exp = with_grid(exp, args.grid)
-    summary = run_experiment(exp, args.out, jobs=args.jobs)
-    print(f"{summary.ran} cells run, {summary.skipped} skipped, {len(summary.errors)} failed; "
-          f"results in {args.out}", file=sys.stderr)
-    print(table(args.out))
-    return 1 if summary.errors else 0
-
+    return run_config(load_config(CONFIG), args, table,
+                      adjust=None if args.grid == "config" else
+                      lambda exp: with_grid(exp, args.grid))
 
 if __name__ == "__main__":
     sys.exit(main())
