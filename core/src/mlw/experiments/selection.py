@@ -95,31 +95,27 @@ def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | N
         scored = _staged_scores(entry, seed, splits, selection)
         for point in points:  # the trail in grid order, as without stages
             trail.append({"params": point, "score": scored[_point_key(point)]})
-        best_staged: tuple[float, dict[str, Any]] | None = None
-        for t in trail:
-            if math.isnan(t["score"]):
-                continue
-            k = t["score"] if higher else -t["score"]
-            if best_staged is None or k > best_staged[0]:
-                best_staged = (k, t["params"])
-        if best_staged is None:
-            raise ValueError(f"learner {entry.key!r}: every grid point scored NaN on "
-                             f"{selection.metric}")
-        return dict(best_staged[1]), trail
+        return _best_of(trail, higher, entry), trail
     if getattr(selection, "search", "grid") == "ordered":
         return _ordered_search(entry, points, score_of, higher), trail
-    best: tuple[float, dict[str, Any]] | None = None
     for point in points:
-        score = score_of(point)
-        if math.isnan(score):
+        score_of(point)
+    return _best_of(trail, higher, entry), trail
+
+
+def _best_of(trail: list[dict[str, Any]], higher: bool, entry: Any) -> dict[str, Any]:
+    """The params of the best score in ``trail`` (NaN never best; ties: the first)."""
+    best: tuple[float, dict[str, Any]] | None = None
+    for t in trail:
+        if math.isnan(t["score"]):
             continue
-        key = score if higher else -score
+        key = t["score"] if higher else -t["score"]
         if best is None or key > best[0]:
-            best = (key, point)
+            best = (key, t["params"])
     if best is None:
         raise ValueError(f"learner {entry.key!r}: every grid point scored NaN on "
-                         f"{selection.metric}")
-    return dict(best[1]), trail
+                         f"{entry.select.metric}")
+    return dict(best[1])
 
 
 def _ordered_search(entry: Any, points: list[dict[str, Any]], score_of: Any, higher: bool
