@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlw_ssvm._qp import dual_objective, kkt_violation, solve_dual, working_set_slack
+from mlw_ssvm._qp import (KKT_TOL, _warm_solve, dual_objective, kkt_violation, solve_dual,
+                          working_set_slack)
 
 
 def _problem(seed: int, K: int, dim: int, duplicates: bool = False):
@@ -72,3 +73,22 @@ def test_sum_constraint_binds_for_small_C():
     alpha = solve_dual(H, delta, 1e-3)
     assert alpha.sum() == pytest.approx(1e-3)
     assert solve_dual(np.zeros((0, 0)), np.zeros(0), 1.0).size == 0
+
+
+def test_warm_path_answers_a_cutting_plane_like_sequence_with_the_optimum():
+    # constraints added one at a time, as in a cutting-plane run: the linear-solve fast
+    # path must answer (it is what makes large-C fits affordable) and agree with quadprog
+    G, H, delta = _problem(11, 40, 60)
+    C, alpha, answered = 1e2, solve_dual(H[:1, :1], delta[:1], 1e2), 0
+    for k in range(2, 41):
+        Hk, dk = H[:k, :k], delta[:k]
+        active = np.ones(k, bool)
+        active[: alpha.size] = alpha > 0
+        warm = _warm_solve(Hk, dk, C, active, KKT_TOL * max(1.0, float(np.abs(dk).max())))
+        if warm is not None:
+            answered += 1
+            _check_kkt(G[:k], Hk, dk, warm, C)
+            assert dual_objective(Hk, dk, warm) == pytest.approx(
+                dual_objective(Hk, dk, solve_dual(Hk, dk, C)), rel=1e-9, abs=1e-12)
+        alpha = solve_dual(Hk, dk, C, start=alpha)
+    assert answered >= 30

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import quadprog
+from scipy.linalg import LinAlgError, lu_factor, lu_solve
 from scipy.linalg.lapack import dpstrf
 
 #: Curvature given to the slack so that quadprog's matrix is positive definite.
@@ -28,6 +29,9 @@ RHO = 1e-9
 KKT_TOL = 1e-9
 #: Most restricted solves in one call of :func:`solve_dual`.
 MAX_ROUNDS = 20
+#: Most linear solves of the warm-started fast path (:func:`_warm_solve`) before it
+#: hands over to the quadprog loop.
+WARM_ROUNDS = 12
 #: A positive dual variable below SMALL times the sum whose gradient is LEAVE_TOL
 #: (loss units) below the multiplier is round-off and is dropped (see solve_dual).
 SMALL = 1e-4
@@ -134,6 +138,10 @@ def solve_dual(H: np.ndarray, delta: np.ndarray, C: float,
     if start is not None:
         active[: start.size] = start > 0
     tol = KKT_TOL * max(1.0, float(np.max(np.abs(delta))))
+    if start is not None:
+        alpha = _warm_solve(H, delta, C, active.copy(), tol)
+        if alpha is not None:
+            return alpha
     best, best_viol = None, np.inf
     for _ in range(MAX_ROUNDS):
         idx = np.flatnonzero(active)
@@ -151,6 +159,61 @@ def solve_dual(H: np.ndarray, delta: np.ndarray, C: float,
             return alpha
         active = (active & ~leave) | enter
     return best  # pragma: no cover - cycling; the least violating solution seen
+
+
+def _warm_solve(H: np.ndarray, delta: np.ndarray, C: float, active: np.ndarray,
+                tol: float) -> np.ndarray | None:
+    """The optimum when it is found by guessing which dual variables are positive, or
+    None (then :func:`solve_dual` runs its quadprog loop).
+
+    In a cutting-plane run almost every dual variable stays positive from one solve to
+    the next (about 60 of 65 on a noisy L = 10 fit), so the optimum is usually the
+    solution of the optimality conditions on the previous positive set plus the new
+    constraint: H_AA alpha_A = delta_A - lam 1 with lam = 0 if that gives sum(alpha) <= C,
+    else with sum(alpha_A) = C (both from one LU factorisation). A guess whose alpha
+    has non-positive entries loses them, one that leaves a zero variable with
+    d_k - lam > tol gains the most violated one, up to ``WARM_ROUNDS`` linear solves.
+    An answer is returned only if it passes the complete optimality check (alpha > 0
+    on the set, 0 elsewhere, sum(alpha) <= C, lam >= 0 and lam = 0 unless the sum is C,
+    |d_k - lam| <= tol on the set and d_k - lam <= tol off it), so it is the optimum
+    quadprog would give, for a linear solve instead of a factorisation and quadprog
+    run per round; singular or ill-conditioned guesses fail the check or the
+    factorisation and go to quadprog.
+    """
+    K = delta.size
+    for _ in range(WARM_ROUNDS):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            return None
+        try:
+            lu = lu_factor(H[np.ix_(idx, idx)], check_finite=False)
+        except (LinAlgError, ValueError):
+            return None
+        a0 = lu_solve(lu, delta[idx], check_finite=False)
+        lam = 0.0
+        if a0.sum() > C:
+            u = lu_solve(lu, np.ones(idx.size), check_finite=False)
+            if not u.sum() > 0:
+                return None
+            lam = (a0.sum() - C) / u.sum()
+            a0 = a0 - lam * u
+        if not np.all(np.isfinite(a0)):
+            return None
+        if np.any(a0 <= 0):
+            active[idx[a0 <= 0]] = False
+            continue
+        alpha = np.zeros(K)
+        alpha[idx] = a0
+        d = delta - H @ alpha
+        if np.any(np.abs(d[idx] - lam) > tol) or alpha.sum() > C * (1 + 1e-12):
+            return None
+        out = d - lam
+        out[idx] = -np.inf
+        enter = out > tol
+        if not enter.any():
+            return alpha
+        active |= enter
+    return None
 
 
 def dual_objective(H: np.ndarray, delta: np.ndarray, alpha: np.ndarray) -> float:
