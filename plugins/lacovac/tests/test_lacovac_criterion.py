@@ -168,7 +168,18 @@ def test_prediction_walk_equals_the_routed_leaves():
     P2 = np.zeros((50, 4))
     M2 = np.zeros((50, 4), np.uint8)
     reached = t.route(X)
+
+    def leaves_of(x, v=0):  # the tree's own arrays walked in Python, against the kernel
+        kids = t.children[t.child_ptr[v]:t.child_ptr[v + 1]]
+        if t.kind[v] == 0:
+            return [int(t.leaf_id[v])]
+        if t.kind[v] == 1:
+            return leaves_of(x, kids[0] if x[t.feature[v]] <= t.threshold[v] else kids[1])
+        return [lid for c in kids for lid in leaves_of(x, c)]
+
+    assert t.n_nodes > 8 and (t.kind == 2).any()
     for i in range(50):
+        assert sorted(reached[i][reached[i] >= 0].tolist()) == sorted(leaves_of(X[i]))
         for lid in reached[i][reached[i] >= 0]:
             a, b = lm.leaf_lab_ptr[lid], lm.leaf_lab_ptr[lid + 1]
             P2[i, lm.leaf_labels[a:b]] = lm.marg[a:b]

@@ -47,14 +47,15 @@ class LeafModels:
     leaf_n: np.ndarray
     rec: np.ndarray  # the nodes packed one record each, see KL.pack_nodes
     #: the tree and leaf table laid out for the prediction walk (KL.walk_layout): nodes,
-    #: thr, vch, slots, lmode, lptr, slot_leaf, lorig. None in a model file saved before it
+    #: vch, slots, lmode, lptr, slot_leaf, lorig. None in a model file saved before it
     #: existed: :func:`walk` then lays it out at each prediction.
     walk: tuple | None = None
 
 
 def walk(tree: Tree, lm: LeafModels) -> tuple:
-    """``lm.walk``, or the layout made now (a model saved without it)."""
-    if lm.walk is not None:
+    """``lm.walk``, or the layout made now (a model saved without it, or with an earlier
+    layout: 8 arrays, the thresholds apart from the nodes)."""
+    if lm.walk is not None and len(lm.walk) == 7:
         return lm.walk
     return KL.walk_layout(lm.rec, tree.threshold, lm.leaf_lab_ptr, lm.leaf_labels, lm.marg,
                           lm.mode)
@@ -80,9 +81,9 @@ def predict(tree: Tree, lm: LeafModels, X: Any, n_labels: int, *, proba: bool = 
     n = X.shape[0]
     P = out if out is not None else np.zeros((n, n_labels) if proba else (0, 0))
     Y = np.zeros((n, n_labels) if joint else (0, 0), np.uint8)
-    nodes, thr, vch, slots, lmode, *_ = walk(tree, lm)
-    KL.predict_leaves(*x_arrays(X), n, X.shape[1], nodes, thr, vch, slots, lmode,
-                      tree.max_leaves, P, Y, proba, joint)
+    nodes, vch, slots, lmode, *_ = walk(tree, lm)
+    KL.predict_leaves(*x_arrays(X), n, X.shape[1], nodes, vch, slots, lmode, P, Y, proba,
+                      joint)
     return (P if proba else None), (Y if joint else None)
 
 
@@ -97,9 +98,9 @@ def predict_modes(tree: Tree, lm: LeafModels, X: Any, n_labels: int) -> np.ndarr
 def log_proba(tree: Tree, lm: LeafModels, X: Any, Y: Any, alpha: float) -> np.ndarray:
     """log P(Y[i] | X[i]): the sum over the leaves a row reaches of log P_leaf(y_block)."""
     Yc = sp.csr_matrix(Y) if not sp.issparse(Y) else Y.tocsr()
-    nodes, thr, vch, _, _, lptr, slot_leaf, lorig = walk(tree, lm)
-    return KL.log_proba_leaves(*x_arrays(X), X.shape[0], X.shape[1], nodes, thr, vch, lptr,
-                               slot_leaf, lorig, tree.max_leaves, lm.leaf_lab_ptr,
+    nodes, vch, _, _, lptr, slot_leaf, lorig = walk(tree, lm)
+    return KL.log_proba_leaves(*x_arrays(X), X.shape[0], X.shape[1], nodes, vch, lptr,
+                               slot_leaf, lorig, lm.leaf_lab_ptr,
                                lm.leaf_labels, tree.leaf_sub_ptr, tree.leaf_bits_ptr,
                                tree.sub_count, tree.sub_bits, lm.leaf_n,
                                lm.logq1, lm.logq0, Yc.indptr.astype(np.int64),

@@ -129,10 +129,10 @@ class Tree:
         rec = K.pack_nodes(self.kind, self.feature, self.child_ptr, self.children,
                            self.leaf_id)
         ptr, labels = self.leaf_labels()
-        nodes, thr, vch, _, _, lptr, slot_leaf, lorig = K.walk_layout(
+        nodes, vch, _, _, lptr, slot_leaf, lorig = K.walk_layout(
             rec, self.threshold, ptr, labels, np.zeros(labels.size),
             np.zeros(labels.size, np.uint8))
-        return K.route(*x_arrays(X), X.shape[0], X.shape[1], nodes, thr, vch, lptr, slot_leaf,
+        return K.route(*x_arrays(X), X.shape[0], X.shape[1], nodes, vch, lptr, slot_leaf,
                        lorig, self.max_leaves)
 
     def same_as(self, other: Tree) -> bool:

@@ -66,6 +66,7 @@ __all__ = [
     "CRIT_ENTROPY", "CRIT_LACOVA", "CRIT_VARIANCE", "HSPLIT", "LEAF", "VSPLIT",
     "best_split_dense", "best_split_sparse", "draw_features",
     "histogram_bins", "lacova_cov_threshold", "local_labels", "node_label_stats",
+    "ones_features",
     "partition_dense", "partition_mask_dense", "partition_mask_sparse", "partition_sparse",
     "pack_nodes", "phi_matrix", "rank_bins", "route", "split_quality", "sum_abs_covariance",
     "threshold_components", "walk_layout",

@@ -174,20 +174,24 @@ def pack_nodes(kind, feature, child_ptr, children, leaf_id):
 # split's children that are leaves come first, their leaves numbered consecutively, so
 # the split reaches them all as one range of leaves whose label slots are one contiguous
 # run of the leaf table; the leaf table (labels, marginals, modes) is in walk order too.
-# One walker, :func:`_reach`, finds the leaf ranges a row reaches; the three consumers
-# (marginals and modes, log P(y | x), routes) call it.
+# One walker, :func:`_next_range`, hands out the slot ranges a row reaches one at a time
+# (:func:`_next_leaf`: one leaf at a time), so each consumer (marginals and modes,
+# log P(y | x), routes) acts on a range as the walk finds it, with no list of ranges in
+# between; :func:`_walk_buffers`, :func:`_row_start` and :func:`_scatter` are the per-call
+# and per-row setup all three share.
 
 
 @njit(cache=True)
 def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
-    """The tree of ``rec`` (:func:`pack_nodes`) laid out for :func:`_reach`:
+    """The tree of ``rec`` (:func:`pack_nodes`) laid out for :func:`_next_range`:
 
-    - ``nodes`` (int32, (N, 2)): ``[feature, second child]`` of a horizontal split (the
-      first child is the next node), ``[-3 - m, q]`` of a leaf whose ``m`` label slots
-      start at slot ``q``, ``[-2, v]`` of a vertical split, whose ``vch[v:]`` holds ``k``
-      (its children that are not leaves), ``lo``, ``hi`` (the slots of its leaf children,
-      one contiguous run) and the ``k`` other children;
-    - ``thr``: the thresholds, by walk node;
+    - ``nodes`` (int32, (N, 4), one 16-byte record per node): ``[feature, second child,
+      threshold]`` of a horizontal split (the first child is the next node; the threshold's
+      float64 bits fill columns 2-3, read through ``nodes.view(np.float64)[:, 1]``, so a
+      test costs one cache line, not two), ``[-3 - m, q]`` of a leaf whose ``m`` label
+      slots start at slot ``q``, ``[-2, v]`` of a vertical split, whose ``vch[v:]`` holds
+      ``k`` (its children that are not leaves), ``lo``, ``hi`` (the slots of its leaf
+      children, one contiguous run) and the ``k`` other children;
     - ``slots`` (float64, (S, 2)): per label slot, in walk order, ``[label, marginal]``
       side by side (one cache line per reached leaf, where three arrays cost three),
       ``lmode`` its mode's bit;
@@ -227,8 +231,8 @@ def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
                 if rec[c0 + i, 0] == -1:
                     top += 1
                     stack[top] = c0 + i
-    nodes = np.empty((N, 2), np.int32)
-    thr = np.zeros(N)
+    nodes = np.zeros((N, 4), np.int32)
+    thr = nodes.view(np.float64)
     vch = np.empty(max(nv, 1), np.int32)
     nleaf = leaf_lab_ptr.size - 1
     nslot = leaf_lab_ptr[nleaf]
@@ -246,7 +250,7 @@ def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
         if c >= 0:
             nodes[k, 0] = c
             nodes[k, 1] = new[rec[v, 1] + 1]
-            thr[k] = threshold[v]
+            thr[k, 1] = threshold[v]
         elif c == -1:
             leaf = rec[v, 3]
             q0 = lptr[nl]
@@ -291,17 +295,38 @@ def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
             else:
                 vch[a + 1] = 0
                 vch[a + 2] = 0
-    return nodes, thr, vch, slots, lmode, lptr, slot_leaf, lorig
+    return nodes, vch, slots, lmode, lptr, slot_leaf, lorig
 
 
 @njit(cache=True, inline="always")
-def _reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi):
-    """The label slots of the leaves row ``r`` reaches, as ``nr`` ranges
-    ``rlo[i] .. rhi[i] - 1`` (the return value), depth-first. ``xbuf`` holds the row's
-    values when ``X`` is sparse."""
-    nr = 0
-    top = 0
+def _walk_buffers(nodes, n_features, sparse):
+    """The walk's node stack and, for sparse ``X``, the dense row buffer (all zeros)."""
+    return np.empty(nodes.shape[0] + 1, np.int64), np.zeros(n_features if sparse else 0)
+
+
+@njit(cache=True, inline="always")
+def _scatter(x_indptr, x_indices, x_data, sparse, r, xbuf, value):
+    """A sparse row ``r``'s values into ``xbuf`` (``value``), or back to zeros."""
+    if sparse:
+        for p in range(x_indptr[r], x_indptr[r + 1]):
+            xbuf[x_indices[p]] = x_data[p] if value else 0.0
+
+
+@njit(cache=True, inline="always")
+def _row_start(x_indptr, x_indices, x_data, sparse, r, xbuf, stack):
+    """Row ``r``'s walk state at the root (its values scattered): returns ``top``."""
+    _scatter(x_indptr, x_indices, x_data, sparse, r, xbuf, True)
     stack[0] = 0
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _next_range(X, xbuf, sparse, r, nodes, thr, vch, stack, top):
+    """The walk of row ``r`` from its state ``stack[:top + 1]`` (start: ``top = 0``,
+    ``stack[0] = 0``, the root) to the next leaf range it reaches: returns ``(top, lo,
+    hi)``, the label slots ``lo .. hi - 1``, or ``lo = -1`` when the row has reached all
+    its leaves. ``xbuf`` holds the row's values when ``X`` is sparse; ``thr`` is
+    ``nodes.view(np.float64)``."""
     while top >= 0:
         v = stack[top]
         top -= 1
@@ -309,133 +334,125 @@ def _reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi):
             f = nodes[v, 0]
             if f >= 0:
                 x = xbuf[f] if sparse else X[r, f]
-                v = nodes[v, 1] if x > thr[v] else v + 1
+                v = nodes[v, 1] if x > thr[v, 1] else v + 1
             elif f != -2:  # a leaf
-                rlo[nr] = nodes[v, 1]
-                rhi[nr] = nodes[v, 1] - 3 - f
-                nr += 1
-                break
-            else:
+                return top, nodes[v, 1], nodes[v, 1] - 3 - f
+            else:  # its other children first onto the stack, then its own leaf run
                 a = nodes[v, 1]
-                if vch[a + 2] > vch[a + 1]:
-                    rlo[nr] = vch[a + 1]
-                    rhi[nr] = vch[a + 2]
-                    nr += 1
-                k = vch[a]
-                if k == 0:
-                    break
-                for i in range(k - 1, 0, -1):
+                for i in range(vch[a] - 1, -1, -1):
                     top += 1
                     stack[top] = vch[a + 3 + i]
-                v = vch[a + 3]
-    return nr
+                if vch[a + 2] > vch[a + 1]:
+                    return top, vch[a + 1], vch[a + 2]
+                break
+    return top, -1, -1
 
 
 @njit(cache=True, inline="always")
-def _scatter(x_indptr, x_indices, x_data, r, xbuf, value):
-    for p in range(x_indptr[r], x_indptr[r + 1]):
-        xbuf[x_indices[p]] = x_data[p] if value else 0.0
+def _next_leaf(X, xbuf, sparse, r, nodes, thr, vch, stack, top, q, hi, lptr, slot_leaf):
+    """:func:`_next_range` one leaf at a time, for the consumers that need leaves, not
+    slots: from the state ``(top, q, hi)`` (start: ``q = hi = 0``) returns the next
+    state and the walk leaf reached, -1 when the row has reached all its leaves."""
+    if q >= hi:
+        top, q, hi = _next_range(X, xbuf, sparse, r, nodes, thr, vch, stack, top)
+        if q < 0:
+            return top, q, hi, -1
+    wl = slot_leaf[q]
+    return top, lptr[wl + 1], hi, wl
 
 
 @njit(cache=True)
-def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch, lptr,
+def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, vch, lptr,
           slot_leaf, lorig, max_leaves):
     """For each row, the ids of the leaves it reaches (one per label block), padded with
     -1: shape (n, max_leaves). A horizontal split sends a row to one child
     (``x[feature] <= threshold``: the first), a vertical split to all of them."""
     out = np.full((n, max_leaves), -1, np.int64)
-    stack = np.empty(nodes.shape[0] + 1, np.int64)
-    rlo = np.empty(max(max_leaves, 1), np.int64)
-    rhi = np.empty(max(max_leaves, 1), np.int64)
-    xbuf = np.zeros(n_features if sparse else 0)
+    thr = nodes.view(np.float64)
+    stack, xbuf = _walk_buffers(nodes, n_features, sparse)
     for r in range(n):
-        if sparse:
-            _scatter(x_indptr, x_indices, x_data, r, xbuf, True)
-        m = 0
-        for i in range(_reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi)):
-            q = rlo[i]
-            while q < rhi[i]:
-                wl = slot_leaf[q]
-                out[r, m] = lorig[wl]
-                m += 1
-                q = lptr[wl + 1]
-        if sparse:
-            _scatter(x_indptr, x_indices, x_data, r, xbuf, False)
+        top = _row_start(x_indptr, x_indices, x_data, sparse, r, xbuf, stack)
+        q = hi = m = 0
+        while True:
+            top, q, hi, wl = _next_leaf(X, xbuf, sparse, r, nodes, thr, vch, stack, top, q,
+                                        hi, lptr, slot_leaf)
+            if wl < 0:
+                break
+            out[r, m] = lorig[wl]
+            m += 1
+        _scatter(x_indptr, x_indices, x_data, sparse, r, xbuf, False)
     return out
 
 
 @njit(cache=True)
-def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch,
-                   slots, lmode, max_leaves, P, Y, want_p, want_y):
+def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, vch,
+                   slots, lmode, P, Y, want_p, want_y):
     """One walk per row: the marginals of the leaves it reaches into ``P`` (``want_p``;
-    added, so a forest can sum its trees) and their modes into ``Y`` (``want_y``). A
-    sparse row is scattered into a dense buffer first, so every test is one load."""
-    stack = np.empty(nodes.shape[0] + 1, np.int64)
-    rlo = np.empty(max(max_leaves, 1), np.int64)
-    rhi = np.empty(max(max_leaves, 1), np.int64)
-    xbuf = np.zeros(n_features if sparse else 0)
+    added, so a forest can sum its trees) and their modes into ``Y`` (``want_y``), each
+    leaf's written as the walk reaches it. A sparse row is scattered into a dense buffer
+    first, so every test is one load."""
+    thr = nodes.view(np.float64)
+    stack, xbuf = _walk_buffers(nodes, n_features, sparse)
     for r in range(n):
-        if sparse:
-            _scatter(x_indptr, x_indices, x_data, r, xbuf, True)
-        for i in range(_reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi)):
+        top = _row_start(x_indptr, x_indices, x_data, sparse, r, xbuf, stack)
+        while True:
+            top, lo, hi = _next_range(X, xbuf, sparse, r, nodes, thr, vch, stack, top)
+            if lo < 0:
+                break
             if want_p:
-                for q in range(rlo[i], rhi[i]):
+                for q in range(lo, hi):
                     P[r, int(slots[q, 0])] += slots[q, 1]
             if want_y:
-                for q in range(rlo[i], rhi[i]):
+                for q in range(lo, hi):
                     Y[r, int(slots[q, 0])] = lmode[q]
-        if sparse:
-            _scatter(x_indptr, x_indices, x_data, r, xbuf, False)
+        _scatter(x_indptr, x_indices, x_data, sparse, r, xbuf, False)
 
 
 @njit(cache=True)
-def log_proba_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, thr, vch,
-                     lptr, slot_leaf, lorig, max_leaves, leaf_lab_ptr, leaf_labels, leaf_sub_ptr,
+def log_proba_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, vch,
+                     lptr, slot_leaf, lorig, leaf_lab_ptr, leaf_labels, leaf_sub_ptr,
                      leaf_bits_ptr, sub_count, sub_bits, leaf_n, logq1, logq0, y_indptr,
                      y_indices, n_labels, alpha):
     """log P(y_i | x_i): over the leaves row i reaches, the sum of the log smoothed leaf
     probabilities ``(count(s) + alpha Q(s)) / (n + alpha)`` of its labels ``s`` in the
     leaf's block."""
     out = np.zeros(n)
-    stack = np.empty(nodes.shape[0] + 1, np.int64)
-    rlo = np.empty(max(max_leaves, 1), np.int64)
-    rhi = np.empty(max(max_leaves, 1), np.int64)
-    xbuf = np.zeros(n_features if sparse else 0)
+    thr = nodes.view(np.float64)
+    stack, xbuf = _walk_buffers(nodes, n_features, sparse)
     on = np.zeros(n_labels, np.uint8)
     for r in range(n):
-        if sparse:
-            _scatter(x_indptr, x_indices, x_data, r, xbuf, True)
         for p in range(y_indptr[r], y_indptr[r + 1]):
             on[y_indices[p]] = 1
-        for i in range(_reach(X, xbuf, sparse, r, nodes, thr, vch, stack, rlo, rhi)):
-            q = rlo[i]
-            while q < rhi[i]:
-                wl = slot_leaf[q]
-                q = lptr[wl + 1]
-                leaf = lorig[wl]
-                l0 = leaf_lab_ptr[leaf]
-                m = leaf_lab_ptr[leaf + 1] - l0
-                lq = 0.0
+        top = _row_start(x_indptr, x_indices, x_data, sparse, r, xbuf, stack)
+        q = hi = 0
+        while True:
+            top, q, hi, wl = _next_leaf(X, xbuf, sparse, r, nodes, thr, vch, stack, top, q,
+                                        hi, lptr, slot_leaf)
+            if wl < 0:
+                break
+            leaf = lorig[wl]
+            l0 = leaf_lab_ptr[leaf]
+            m = leaf_lab_ptr[leaf + 1] - l0
+            lq = 0.0
+            for k in range(m):
+                if on[leaf_labels[l0 + k]]:
+                    lq += logq1[l0 + k]
+                else:
+                    lq += logq0[l0 + k]
+            count = 0
+            bp = leaf_bits_ptr[leaf]
+            s0 = leaf_sub_ptr[leaf]
+            for s in range(s0, leaf_sub_ptr[leaf + 1]):
+                same = True
                 for k in range(m):
-                    if on[leaf_labels[l0 + k]]:
-                        lq += logq1[l0 + k]
-                    else:
-                        lq += logq0[l0 + k]
-                count = 0
-                bp = leaf_bits_ptr[leaf]
-                s0 = leaf_sub_ptr[leaf]
-                for s in range(s0, leaf_sub_ptr[leaf + 1]):
-                    same = True
-                    for k in range(m):
-                        if sub_bits[bp + (s - s0) * m + k] != on[leaf_labels[l0 + k]]:
-                            same = False
-                            break
-                    if same:
-                        count = sub_count[s]
+                    if sub_bits[bp + (s - s0) * m + k] != on[leaf_labels[l0 + k]]:
+                        same = False
                         break
-                out[r] += np.log((count + alpha * np.exp(lq)) / (leaf_n[leaf] + alpha))
+                if same:
+                    count = sub_count[s]
+                    break
+            out[r] += np.log((count + alpha * np.exp(lq)) / (leaf_n[leaf] + alpha))
         for p in range(y_indptr[r], y_indptr[r + 1]):
             on[y_indices[p]] = 0
-        if sparse:
-            _scatter(x_indptr, x_indices, x_data, r, xbuf, False)
+        _scatter(x_indptr, x_indices, x_data, sparse, r, xbuf, False)
     return out

@@ -89,8 +89,8 @@ def _order_by_bin(kb, n, order, bcount):
 
 @njit(cache=True)
 def search_dense(XT, xbin, rows, lptr, lidx, tc, features, min_child, crit, pj, pk, ptc,
-                 pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, c, Cv, touched, mp, acc, cnt, deg, cb,
-                 order, kb, bcount, vals):
+                 pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, c, Cv, touched, mp,
+                 acc, cnt, deg, cb, order, kb, bcount, vals):
     """Best binary split ``x[f] <= t`` of a node over ``features`` of a dense ``X``.
 
     ``rows`` are the node's rows, ``lptr``/``lidx`` their local labels (CSR), ``tc`` the

@@ -73,8 +73,8 @@ def node_csc(x_indptr, x_indices, x_data, rows, lptr, fmask, xone, cnt_all, cptr
 
 @njit(cache=True)
 def search_sparse(x_indptr, x_indices, x_data, rows, lptr, lidx, tc, fmask, xone, min_child,
-                  crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, c, Cv, touched,
-                  mp, acc, cnt, deg, cb, cnt_all, cptr, fillp, crow, cval):
+                  crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, c,
+                  Cv, touched, mp, acc, cnt, deg, cb, cnt_all, cptr, fillp, crow, cval):
     """:func:`~mlw_lacovac._kernels.split_dense.search_dense` for a CSR ``X``: the best
     split over the features with ``fmask`` set. ``crow``/``cval`` must hold every stored
     entry of the node's rows."""
