@@ -17,9 +17,9 @@ training part with the selected configuration and scored on the test part;
 ``--per-metric`` also refits every learner with the configuration selected for each
 metric (the paper's Table II reports each metric at its own selected configuration).
 As the paper (Section IV-D1), when the selected k is the grid's largest (29) the search
-is repeated on k = 1..59 (``--no-extend``: not). ``--feature-votes neighbours``: each
-feature votes only for its own label neighbourhood (the learners' other reading of
-conf_FL).
+is repeated on k = 1..59 (``--no-extend``: not). ``--feature-votes`` is the learners'
+reading of conf_FL: ``neighbour_mean`` (their default), ``all`` (the formula as printed)
+or ``neighbours``.
 ``--nested`` instead runs a nested cross-validation on the whole dataset (outer 10
 stratified folds; in each, the full search on the outer training part, refit, score on
 the outer test part), the unbiased estimate for datasets without a split (medical).
@@ -90,7 +90,7 @@ def select(by_norm: dict[str, dict[str, Any]], view: tuple[slice, slice, slice],
 
 
 def refit(learner: str, cfg: dict[str, Any], Xtr: Any, Ytr: Any,
-          feature_votes: str = "all") -> Any:
+          feature_votes: str = "neighbour_mean") -> Any:
     from mlw_lcif import LCIF, LCIF2, FeatureKNN, InstanceKNN
 
     norm = cfg["feature_norm"]
@@ -119,7 +119,7 @@ def tested_metrics(cache: dict[tuple[Any, ...], dict[str, float]], learner: str,
 
 
 def nested(name: str, X: Any, Y: Any, kinds: list[str], norms: tuple[str, ...],
-           metric: str, folds: int, out: str, votes: str = "all") -> None:
+           metric: str, folds: int, out: str, votes: str = "neighbour_mean") -> None:
     """Outer stratified folds; the whole selection runs inside each outer training part."""
     import mlw
     from mlw_lcif.search import METRICS, search_with_feature_norm
@@ -168,7 +168,10 @@ def main() -> None:
     ap.add_argument("--norms", default="max,l2", help="feature normalisations searched")
     ap.add_argument("--nested", action="store_true",
                     help="nested CV on the whole dataset (training and test part joined)")
-    ap.add_argument("--feature-votes", default="all", choices=["all", "neighbours"])
+    ap.add_argument("--feature-votes", default="neighbour_mean",
+                    choices=["neighbour_mean", "all", "neighbours"],
+                    help="the reading of conf_FL (the learners' feature_votes; default "
+                         "theirs)")
     ap.add_argument("--no-extend", action="store_true",
                     help="keep k in 1..29 even when the best k is 29 (the paper extends "
                          "to 1..59)")

@@ -83,11 +83,23 @@ def conf_ins(neigh: list[tuple[int, float]], votes: np.ndarray) -> np.ndarray:
 
 
 def conf_fl(x: np.ndarray, S: np.ndarray, fl: list[list[tuple[int, float]]],
-            L: int, all_votes: bool = True) -> np.ndarray:
+            L: int, votes: str = "all") -> np.ndarray:
     """The paper's conf_FL: sum_j x_j sim_FL(f_j, y) / sum_j x_j over all non-zero
     features j, for the labels y in kNN(f_j) of at least one of them (Eq. 3), else 0.
-    Without ``all_votes``: only the features j with y in kNN(f_j) vote for y."""
-    if not all_votes:
+    ``votes="neighbours"``: only the features j with y in kNN(f_j) add to the sum
+    above; ``"neighbour_mean"``: they alone make both sums (sum over the j with y in
+    kNN(f_j) of x_j sim_FL(f_j, y), over the sum of those x_j)."""
+    if votes == "neighbour_mean":
+        out = np.zeros(L)
+        for lab in range(L):
+            num = den = 0.0
+            for j, v in enumerate(x):
+                if v > 0 and any(lb == lab for lb, _ in fl[j]):
+                    num += v * S[j, lab]
+                    den += v
+            out[lab] = num / den if den > 0 else 0.0
+        return out
+    if votes == "neighbours":
         num = np.zeros(L)
         den = 0.0
         for j, v in enumerate(x):
@@ -136,9 +148,10 @@ def second_order(X: np.ndarray, Y: np.ndarray, k: int) -> np.ndarray:
 
 def lcif_scores(Xtr: np.ndarray, Ytr: np.ndarray, Q: np.ndarray, k_ins: int, k_feat: int,
                 lam: float, *, second: bool = False, leave_one_out: bool = False,
-                all_votes: bool = True) -> np.ndarray:
+                feature_votes: str = "neighbour_mean") -> np.ndarray:
     """lam * conf_INS + (1 - lam) * conf_FL for every row of Q (features already in
-    [0, 1])."""
+    [0, 1]); ``feature_votes``: the reading of conf_FL (see :func:`conf_fl`; the
+    default is the learners')."""
     L = Ytr.shape[1]
     votes = second_order(Xtr, Ytr, k_ins) if second else Ytr.astype(float)
     neigh = knn(Q, Xtr, k_ins, exclude_self=leave_one_out)
@@ -147,6 +160,6 @@ def lcif_scores(Xtr: np.ndarray, Ytr: np.ndarray, Q: np.ndarray, k_ins: int, k_f
     out = np.zeros((Q.shape[0], L))
     for i, x in enumerate(Q):
         a = conf_ins(neigh[i], votes)
-        b = conf_fl(x, S, fl, L, all_votes)
+        b = conf_fl(x, S, fl, L, feature_votes)
         out[i] = lam * a + (1.0 - lam) * b
     return out

@@ -56,7 +56,7 @@ def test_conf_fl_by_hand() -> None:
     # k_feat = 1: the candidates are the most similar label of each non-zero feature
     # (Eq. 3); each candidate's score sums sim_FL over ALL the query's non-zero
     # features, as printed: conf_FL(x, y) = sum_j f_j sim_FL(f_j, y) / sum_j f_j
-    m = FeatureKNN(k_feat=1).fit(X8, Y8)
+    m = FeatureKNN(k_feat=1, feature_votes="all").fit(X8, Y8)
     S = naive.feature_label_sims(X8, Y8)
     q = Q3[0]
     nz = np.flatnonzero(q)
@@ -101,10 +101,41 @@ def test_lcif_matches_transcription(k_ins: int, k_feat: int, lam: float) -> None
 def test_feature_votes_neighbours_matches_transcription() -> None:
     # each feature votes only for its own k_feat labels
     m = LCIF(k_ins=3, k_feat=2, lam=0.4, feature_votes="neighbours").fit(X8, Y8)
-    want = naive.lcif_scores(X8, Y8, Q3, 3, 2, 0.4, all_votes=False)
+    want = naive.lcif_scores(X8, Y8, Q3, 3, 2, 0.4, feature_votes="neighbours")
     np.testing.assert_allclose(m.predict_proba(Q3), want, rtol=1e-12, atol=1e-15)
-    paper = naive.lcif_scores(X8, Y8, Q3, 3, 2, 0.4)
-    assert not np.allclose(want, paper)  # the two readings differ on this example
+    printed = naive.lcif_scores(X8, Y8, Q3, 3, 2, 0.4, feature_votes="all")
+    assert not np.allclose(want, printed)  # the readings differ on this example
+    assert not np.allclose(want, naive.lcif_scores(X8, Y8, Q3, 3, 2, 0.4))
+
+
+def test_conf_fl_neighbour_mean_by_hand() -> None:
+    # feature_votes="neighbour_mean": conf_FL(x, y) is the mean similarity of the
+    # features voting for y, sum_{j: y in kNN(f_j)} f_j sim_FL(f_j, y) / sum of those f_j.
+    # With k_feat = 1 the query's features 0, 1, 2 vote for labels 0, 2, 1, one each:
+    # each candidate's score is its one voter's similarity, the feature's value cancels
+    m = FeatureKNN(k_feat=1).fit(X8, Y8)  # the default reading
+    S = naive.feature_label_sims(X8, Y8)
+    expected = np.array([S[0, 0], S[2, 1], S[1, 2], 0.0])
+    np.testing.assert_allclose(m.predict_proba(Q3[:1])[0], expected, rtol=1e-12)
+    # the printed formula divides the same voter's sum by all of x (1 + 0.5 + 0.5) and
+    # adds the other features' similarities: a different score for every candidate
+    printed = FeatureKNN(k_feat=1, feature_votes="all").fit(X8, Y8).predict_proba(Q3[:1])[0]
+    assert np.all(np.abs(printed[:3] - expected[:3]) > 1e-3)
+
+
+@pytest.mark.parametrize("k_ins,k_feat,lam", [(1, 1, 0.5), (3, 2, 0.3), (4, 4, 0.0)])
+def test_feature_votes_neighbour_mean_matches_transcription(k_ins: int, k_feat: int,
+                                                            lam: float) -> None:
+    want = naive.lcif_scores(X8, Y8, Q3, k_ins, k_feat, lam, feature_votes="neighbour_mean")
+    dense = LCIF(k_ins=k_ins, k_feat=k_feat, lam=lam, feature_votes="neighbour_mean")
+    np.testing.assert_allclose(dense.fit(X8, Y8).predict_proba(Q3), want, rtol=1e-12,
+                               atol=1e-15)
+    sparse = LCIF(k_ins=k_ins, k_feat=k_feat, lam=lam, feature_votes="neighbour_mean")
+    S = sparse.fit(sp.csr_matrix(X8), sp.csr_matrix(Y8)).predict_proba(sp.csr_matrix(Q3))
+    np.testing.assert_allclose(S.toarray(), want, rtol=1e-12, atol=1e-15)
+    loo = naive.lcif_scores(X8, Y8, X8, k_ins, k_feat, lam, leave_one_out=True,
+                            feature_votes="neighbour_mean")
+    np.testing.assert_allclose(dense._training_scores(X8, Y8), loo, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("k_ins,k_feat,lam", [(2, 2, 0.5), (3, 1, 1.0), (4, 3, 0.7)])

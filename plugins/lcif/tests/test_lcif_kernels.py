@@ -48,8 +48,8 @@ def test_feature_label_neighbours_match_brute_force(k: int) -> None:
 
 @pytest.mark.parametrize("lam", [0.0, 0.3, 1.0])
 @pytest.mark.parametrize("second", [False, True])
-@pytest.mark.parametrize("all_votes", [True, False])
-def test_scores_match_transcription(lam: float, second: bool, all_votes: bool) -> None:
+@pytest.mark.parametrize("reading", ["all", "neighbours", "neighbour_mean"])
+def test_scores_match_transcription(lam: float, second: bool, reading: str) -> None:
     rng = np.random.default_rng(int(lam * 10) + second)
     X = _random_sparse(rng, 45, 10, 0.3, "real")
     Y = (rng.random((45, 6)) < 0.3).astype(np.uint8)
@@ -60,8 +60,8 @@ def test_scores_match_transcription(lam: float, second: bool, all_votes: bool) -
     F = P.feature_label_similarities(Xs, Ys)
     fl = P.top_labels(F, 3)
     S = P.score(nb[0], nb[1], 4, votes, sp.csr_matrix(Q), fl[0], fl[1], 3,
-                F if all_votes else None, lam, 6)
-    want = naive.lcif_scores(X, Y, Q, 4, 3, lam, second=second, all_votes=all_votes)
+                F if reading == "all" else None, lam, 6, mean=reading == "neighbour_mean")
+    want = naive.lcif_scores(X, Y, Q, 4, 3, lam, second=second, feature_votes=reading)
     assert S.has_sorted_indices
     assert np.all(S.data > 0)
     np.testing.assert_allclose(S.toarray(), want, rtol=1e-12, atol=1e-15)

@@ -132,6 +132,30 @@ def test_l2_learners_are_the_formulas_on_unit_length_feature_columns() -> None:
 
 
 @pytest.mark.pipeline
+@pytest.mark.parametrize("votes", ["all", "neighbours", "neighbour_mean"])
+def test_search_scores_each_reading_of_conf_fl_as_the_learner(votes: str) -> None:
+    """The search's feature-kNN fold scores are those of FeatureKNN fitted on the fold's
+    training part with the same reading of conf_FL and scored on its held-out part."""
+    from mlw_lcif import FeatureKNN
+
+    X, Y = _data(5, n=90)
+    Ycsr = sp.csr_matrix(Y)
+    Xs = P.FeatureScaler().fit(X).transform(X)
+    res = search_hyperparameters(Xs, Ycsr, kind="feature_knn", n_folds=2, seed=3,
+                                 k_grid=(1, 3), feature_votes=votes)
+    fold = _folds(Ycsr, 2, 3)
+    for b, k in enumerate(res["k_feat_grid"]):
+        acc = []
+        for f in range(2):
+            tr, va = fold != f, fold == f
+            # the search scores the scaled features of the whole training data
+            m = FeatureKNN(k_feat=k, feature_votes=votes, feature_norm="max")
+            m.fit(Xs[tr], Y[tr])
+            acc.append(mlw.evaluate(Y[va], m.predict(Xs[va]), metrics=["accuracy"])["accuracy"])
+        assert res["all_scores"][0, b, 0, METRICS["accuracy"]] == pytest.approx(np.mean(acc))
+
+
+@pytest.mark.pipeline
 def test_auto_feature_norm_is_chosen_by_the_cross_validation() -> None:
     X, Y = _data(6, n=150)
     m = LCIF(cv=3, random_state=1).fit(X, Y)

@@ -15,21 +15,32 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+#: The readings of conf_FL (``feature_votes``), as the kernels take them: each feature
+#: votes for its own neighbourhood over the sum of all the query's feature values
+#: ("neighbours"); every feature votes for every candidate (the printed formula, "all");
+#: the mean over the features that vote for the label ("neighbour_mean").
+VOTES_NEIGHBOURS = 0
+VOTES_ALL = 1
+VOTES_MEAN = 2
+
 
 @njit(cache=True)
 def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
-               q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, all_votes,
-               f_indptr, f_indices, f_data, lam, acc_ins, acc_fl, seen, touched, cand):
+               q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, votes,
+               f_indptr, f_indices, f_data, lam, acc_ins, acc_fl, den_fl, seen, touched,
+               cand):
     """Accumulate the instance and feature confidences of query i into the dense
     per-label buffers; returns (number of candidate labels, sum of sims, sum of x).
 
     ``seen[lab]`` is 1 for a candidate of the instance part and 3 for a candidate of
     the feature part (a label among the ``k_feat`` nearest labels of one of the query's
-    non-zero features, the paper's Eq. 3); the caller resets it to 0. With ``all_votes``
-    conf_FL sums over *all* the query's non-zero features (``f_*``: the CSR
-    feature→label cosine matrix), for the feature part's candidates only (``cand``: a
-    buffer for their list), as the paper prints it; otherwise each feature votes only
-    for the labels of its own neighbourhood (``fl_sim``)."""
+    non-zero features, the paper's Eq. 3); the caller resets it to 0. ``votes`` is the
+    reading of conf_FL (``VOTES_*``): ``VOTES_ALL`` sums over *all* the query's non-zero
+    features (``f_*``: the CSR feature→label cosine matrix), for the feature part's
+    candidates only (``cand``: a buffer for their list), as the paper prints it;
+    otherwise each feature votes only for the labels of its own neighbourhood
+    (``fl_sim``), and with ``VOTES_MEAN`` the features' values are also summed per
+    label into ``den_fl`` (the denominator of the mean over the voting features)."""
     nt = 0
     wsum = 0.0
     if lam > 0.0:
@@ -66,9 +77,11 @@ def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
                     seen[lab] = 3
                     cand[nc] = lab
                     nc += 1
-                if not all_votes:
+                if votes != VOTES_ALL:
                     acc_fl[lab] += v * fl_sim[j, q]
-        if all_votes and nc > 0:
+                    if votes == VOTES_MEAN:
+                        den_fl[lab] += v
+        if votes == VOTES_ALL and nc > 0:
             # each feature's similarity to each candidate, features in query order (the
             # same sums as the formula's): a row is scanned, or searched when it is much
             # longer than the candidate list
@@ -94,9 +107,17 @@ def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
     return nt, wsum, xsum
 
 
+@njit(cache=True)
+def _fl_value(num, den_label, xsum, votes):
+    """conf_FL of one candidate from its accumulated numerator: over the voting
+    features' values (``VOTES_MEAN``) or over all the query's feature values."""
+    den = den_label if votes == VOTES_MEAN else xsum
+    return num / den if den > 0.0 else 0.0
+
+
 @njit(parallel=True, cache=True)
 def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
-                     q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, all_votes,
+                     q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, votes,
                      f_indptr, f_indices, f_data, lam, n_labels, n_chunks):
     """LCIF scores of every query over its candidate labels only, as CSR.
 
@@ -104,8 +125,10 @@ def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
     conf_INS = sum_{i in N_k(x)} sim(x, i) s_iy / sum_{i in N_k(x)} sim(x, i)
     (``s`` is the training label matrix, or the second-order scores for LCIF2) and
     conf_FL = sum_j x_j sim(f_j, y) / sum_j x_j over all non-zero features j, for the
-    labels y in the k_feat-neighbourhood of at least one of them (0 for the others);
-    without ``all_votes`` only the features whose neighbourhood holds y vote.
+    labels y in the k_feat-neighbourhood of at least one of them (0 for the others)
+    with ``votes == VOTES_ALL``; with ``VOTES_NEIGHBOURS`` only the features whose
+    neighbourhood holds y add to the numerator; with ``VOTES_MEAN`` to the numerator and
+    the denominator (the x-weighted mean similarity of the features voting for y).
     Candidates are the labels of the neighbours and of the features' neighbourhoods;
     an entry is stored only when its score is positive. Rows have sorted indices.
     """
@@ -120,26 +143,28 @@ def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
             continue
         acc_ins = np.zeros(n_labels, dtype=np.float64)
         acc_fl = np.zeros(n_labels, dtype=np.float64)
+        den_fl = np.zeros(n_labels, dtype=np.float64)
         seen = np.zeros(n_labels, dtype=np.uint8)
         touched = np.empty(n_labels, dtype=np.int32)
         cand = np.empty(n_labels, dtype=np.int32)
         for i in range(start, stop):
             nt, wsum, xsum = _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices,
                                         s_data, q_indptr, q_indices, q_data, fl_idx,
-                                        fl_sim, k_feat, all_votes, f_indptr, f_indices,
-                                        f_data, lam, acc_ins, acc_fl, seen, touched, cand)
+                                        fl_sim, k_feat, votes, f_indptr, f_indices,
+                                        f_data, lam, acc_ins, acc_fl, den_fl, seen,
+                                        touched, cand)
             m = 0
             for q in range(nt):
                 lab = touched[q]
                 v = 0.0
                 if wsum > 0.0:
                     v += lam * (acc_ins[lab] / wsum)
-                if xsum > 0.0:
-                    v += (1.0 - lam) * (acc_fl[lab] / xsum)
+                v += (1.0 - lam) * _fl_value(acc_fl[lab], den_fl[lab], xsum, votes)
                 if v > 0.0:
                     m += 1
                 acc_ins[lab] = 0.0
                 acc_fl[lab] = 0.0
+                den_fl[lab] = 0.0
                 seen[lab] = 0
             counts[i + 1] = m
     indptr = np.cumsum(counts)
@@ -153,14 +178,16 @@ def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
             continue
         acc_ins = np.zeros(n_labels, dtype=np.float64)
         acc_fl = np.zeros(n_labels, dtype=np.float64)
+        den_fl = np.zeros(n_labels, dtype=np.float64)
         seen = np.zeros(n_labels, dtype=np.uint8)
         touched = np.empty(n_labels, dtype=np.int32)
         cand = np.empty(n_labels, dtype=np.int32)
         for i in range(start, stop):
             nt, wsum, xsum = _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices,
                                         s_data, q_indptr, q_indices, q_data, fl_idx,
-                                        fl_sim, k_feat, all_votes, f_indptr, f_indices,
-                                        f_data, lam, acc_ins, acc_fl, seen, touched, cand)
+                                        fl_sim, k_feat, votes, f_indptr, f_indices,
+                                        f_data, lam, acc_ins, acc_fl, den_fl, seen,
+                                        touched, cand)
             labs = np.sort(touched[:nt])
             pos = indptr[i]
             for q in range(nt):
@@ -168,14 +195,14 @@ def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
                 v = 0.0
                 if wsum > 0.0:
                     v += lam * (acc_ins[lab] / wsum)
-                if xsum > 0.0:
-                    v += (1.0 - lam) * (acc_fl[lab] / xsum)
+                v += (1.0 - lam) * _fl_value(acc_fl[lab], den_fl[lab], xsum, votes)
                 if v > 0.0:
                     indices[pos] = lab
                     data[pos] = v
                     pos += 1
                 acc_ins[lab] = 0.0
                 acc_fl[lab] = 0.0
+                den_fl[lab] = 0.0
                 seen[lab] = 0
     return indptr, indices, data
 

@@ -113,21 +113,27 @@ def sim_all_matrix(Xs: sp.csr_matrix, Ycsr: sp.csr_matrix) -> sp.csr_matrix:
 
 def score(nbr_idx: np.ndarray, nbr_sim: np.ndarray, k_ins: int, S: sp.csr_matrix,
           Q: sp.csr_matrix, fl_idx: np.ndarray, fl_sim: np.ndarray, k_feat: int,
-          F: sp.csr_matrix | None, lam: float, n_labels: int) -> sp.csr_matrix:
+          F: sp.csr_matrix | None, lam: float, n_labels: int, *,
+          mean: bool = False) -> sp.csr_matrix:
     """lam * conf_INS + (1 - lam) * conf_FL over the candidate labels, as CSR. ``S`` are
     the training rows' votes (labels, or LCIF2's re-weighted scores), ``fl_idx`` /
     ``fl_sim`` the features' label neighbourhoods (the candidates of conf_FL), ``F`` the
     feature→label similarities (:func:`feature_label_similarities`): every non-zero
-    feature votes for every candidate (the paper's conf_FL); ``F=None``: a feature votes
-    only for its own neighbourhood (``feature_votes="neighbours"``, and lam == 1)."""
+    feature votes for every candidate (the paper's printed conf_FL,
+    ``feature_votes="all"``); ``F=None``: a feature votes only for its own
+    neighbourhood, over the sum of all the query's feature values
+    (``feature_votes="neighbours"``, and lam == 1) or, with ``mean``, over the sum of
+    the voting features' values (``feature_votes="neighbour_mean"``)."""
     n = Q.shape[0]
-    all_votes = F is not None
-    if F is None:
+    if F is not None:
+        votes = K.VOTES_ALL
+    else:
+        votes = K.VOTES_MEAN if mean else K.VOTES_NEIGHBOURS
         F = sp.csr_matrix((Q.shape[1], n_labels))
     ip, ind, dat = K.score_candidates(
         nbr_idx, nbr_sim, int(k_ins), S.indptr.astype(np.int64), S.indices.astype(np.int32),
         S.data.astype(np.float64), Q.indptr.astype(np.int64), Q.indices.astype(np.int32),
-        Q.data, fl_idx, fl_sim, int(k_feat), all_votes, F.indptr.astype(np.int64),
+        Q.data, fl_idx, fl_sim, int(k_feat), votes, F.indptr.astype(np.int64),
         F.indices.astype(np.int32), F.data.astype(np.float64), float(lam), int(n_labels),
         n_chunks(n))
     return sp.csr_matrix((dat, ind, ip), shape=(n, n_labels))

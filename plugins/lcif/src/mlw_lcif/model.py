@@ -15,9 +15,13 @@ from mlw_lcif import _prep as P
 from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
 
 #: How conf_FL's features vote: ``"all"``, the paper's printed formula (every non-zero
-#: feature votes for every candidate label); ``"neighbours"``, each feature only for the
-#: labels of its own k_feat-neighbourhood (cheaper on data with very many labels).
-FEATURE_VOTES: tuple[str, ...] = ("all", "neighbours")
+#: feature votes for every candidate label, over the sum of all its feature values);
+#: ``"neighbours"``, each feature only for the labels of its own k_feat-neighbourhood,
+#: over the same sum (cheaper on data with very many labels); ``"neighbour_mean"``, each
+#: feature only for its own neighbourhood, over the sum of the voting features' values
+#: (the mean similarity of the features that vote for the label: the reading that
+#: reproduces the paper's Table II, see the README).
+FEATURE_VOTES: tuple[str, ...] = ("all", "neighbours", "neighbour_mean")
 
 #: The paper's grid: k_ins, k_feat in 1..30 step 2, lambda in 0..1 step 0.1.
 K_GRID: tuple[int, ...] = tuple(range(1, 30, 2))
@@ -40,7 +44,7 @@ class _LCIFBase(mlw.MultiLabelLearner):
     threshold: Any = "cardinality"
     feature_norm: str = "auto"
     threshold_sample: int | None = 20000
-    feature_votes: str = "all"
+    feature_votes: str = "neighbour_mean"
 
     # -- fitting ------------------------------------------------------------------------
     def _lam_value(self) -> float:
@@ -116,7 +120,7 @@ class _LCIFBase(mlw.MultiLabelLearner):
         return P.score(nbr_idx, nbr_sim, nbr_idx.shape[1], self.votes_, Qs, self.fl_idx_,
                        self.fl_sim_, self.fl_idx_.shape[1],
                        self.fl_matrix_ if self.feature_votes == "all" else None, self.lam_,
-                       self.n_labels_)
+                       self.n_labels_, mean=self.feature_votes == "neighbour_mean")
 
     def _scores(self, Qs: sp.csr_matrix, self_offset: int = -1) -> Any:
         S = self._sparse_scores(Qs, self_offset)
@@ -195,8 +199,8 @@ class LCIF(_LCIFBase):
 
     conf_INS(x, y) is the cosine-similarity-weighted vote of the ``k_ins`` nearest
     training instances; conf_FL(x, y) = sum_j x_j sim(f_j, y) / sum_j x_j over the
-    labels among the ``k_feat`` most similar labels of each non-zero feature j (cosine
-    between feature and label columns of the training data). Features are scaled to
+    non-zero features j that have y among their ``k_feat`` most similar labels (cosine
+    between feature and label columns of the training data; ``feature_votes``). Features are scaled to
     [0, 1]. One threshold is chosen by cardinality matching on leave-one-out training
     scores, with the top-label rule on.
 
@@ -232,11 +236,14 @@ class LCIF(_LCIFBase):
         rows, IMDB-sized ones a subsample (the threshold is one scalar on a 0.01 grid).
         Used by strategies fitted from score blocks (``cardinality``).
     feature_votes : str
-        ``"all"`` (default, the paper's conf_FL): every non-zero feature of the query
-        votes, with its similarity, for every candidate label (a label in the
-        ``k_feat``-neighbourhood of at least one of its features). ``"neighbours"``: a
-        feature votes only for the labels of its own neighbourhood (sparser: cheaper when
-        there are very many labels).
+        The reading of conf_FL (README, "conf_FL"). ``"neighbour_mean"`` (default): a
+        feature votes only for the labels of its own ``k_feat``-neighbourhood, and a
+        label's score is the value-weighted mean similarity of the features voting for
+        it (the reading that reproduces the paper's Table II). ``"all"`` (the formula as
+        printed): every non-zero feature votes, with its similarity, for every candidate
+        label (a label in the neighbourhood of at least one of the query's features),
+        over the sum of all the query's feature values. ``"neighbours"``: votes as
+        ``"neighbour_mean"``, denominator as ``"all"``.
 
     Examples
     --------
@@ -253,7 +260,7 @@ class LCIF(_LCIFBase):
                  threshold: Any = "cardinality", cv: int | None = None,
                  cv_metric: str = "accuracy", random_state: int = 0,
                  feature_norm: str = "auto", threshold_sample: int | None = 20000,
-                 feature_votes: str = "all") -> None:
+                 feature_votes: str = "neighbour_mean") -> None:
         self.k_ins = k_ins
         self.k_feat = k_feat
         self.lam = lam
@@ -308,7 +315,7 @@ class FeatureKNN(_LCIFBase):
                  cv: int | None = None, cv_metric: str = "accuracy",
                  random_state: int = 0,
                  feature_norm: str = "auto", threshold_sample: int | None = 20000,
-                 feature_votes: str = "all") -> None:
+                 feature_votes: str = "neighbour_mean") -> None:
         self.k_feat = k_feat
         self.feature_votes = feature_votes
         self.threshold = threshold

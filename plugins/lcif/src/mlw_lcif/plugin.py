@@ -21,9 +21,12 @@ _COMMON = {
 _K_INS = {"k_ins": "number of nearest training instances (cosine similarity)"}
 _K_FEAT = {"k_feat": "number of most similar labels kept per feature"}
 _LAM = {"lam": "weight of the instance part in [0, 1] (1 - lam goes to the feature part)"}
-_VOTES = {"feature_votes": "all (the paper's conf_FL: every non-zero feature votes for "
-                           "every candidate label) or neighbours (a feature votes only for "
-                           "its own k_feat labels; cheaper with very many labels)"}
+_VOTES = {"feature_votes": "the reading of conf_FL: neighbour_mean (default: a label's "
+                           "score is the mean similarity of the features that have it "
+                           "among their k_feat labels; reproduces the paper's Table II), "
+                           "all (the formula as printed: every non-zero feature votes for "
+                           "every candidate label) or neighbours (votes as neighbour_mean, "
+                           "divided by the sum over all the query's features)"}
 
 
 #: The model state of the LCIF learners besides their classes (``LearnerSpec.model_types``;

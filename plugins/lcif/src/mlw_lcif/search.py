@@ -80,7 +80,7 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
                            k_grid: Sequence[int] = tuple(range(1, 30, 2)),  # K_GRID
                            lam_grid: Sequence[float] | None = None,
                            top_label: bool | str = "auto",
-                           feature_votes: str = "all") -> dict[str, Any]:
+                           feature_votes: str = "neighbour_mean") -> dict[str, Any]:
     """Choose (k_ins, k_feat, lam) by ``n_folds``-fold cross-validation.
 
     ``Xs`` are scaled features (CSR), ``Y`` the CSR label matrix. Returns a dict with
@@ -142,7 +142,8 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
             votes_of = F if feature_votes == "all" else None
             for b, k in enumerate(kfeat):
                 B[b] = P.score(dummy_i, dummy_s, 0, Yf, Xs, fl_i[:, :k], fl_s[:, :k], k,
-                               votes_of, 0.0, L).toarray()
+                               votes_of, 0.0, L,
+                               mean=feature_votes == "neighbour_mean").toarray()
         target = float(Yd[tr].sum()) / max(tr.size, 1)
         # the top-label rule as the learner's strategy decides it on this training part
         rule = resolve_top_label(top_label, Yd[tr])
