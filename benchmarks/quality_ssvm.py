@@ -5,7 +5,7 @@ in those files. Plus scene and yeast (``real``), which stays a script.
 
     nice -n 10 python benchmarks/quality_ssvm.py run [--per-L 16] [--labels 10,25,50]
         [--noise all|none|bernoulli:0.01,...] [--jobs 2] [--out ssvm.parquet]
-    python benchmarks/quality_ssvm.py report [--out ssvm.parquet]   # the README tables
+    python benchmarks/quality_ssvm.py report [--out ssvm.parquet[,old.jsonl,...]]  # README
     nice -n 10 python benchmarks/quality_ssvm.py real                # scene and yeast
 
 ``run`` selects the configs' datasets (dataset j of L labels and a noise is
@@ -121,15 +121,42 @@ def run(args) -> int:
     return 1 if errors else 0
 
 
-def report(args) -> int:
+def read(paths: str):
+    """One table (dataset, label, zero_one, hamming, one_minus_f1 in percent,
+    cpu_seconds) from comma-separated results files: Parquet of ``run``, or the JSON
+    lines of the former script (as of 016c98c: one line per dataset, same datasets,
+    protocol and learners), so runs of both can be reported together."""
+    import json
+
     import polars as pl
 
     from mlw.experiments import read_results
 
-    df = read_results(args.out).filter(pl.col("status") == "ok")
-    df = df.with_columns(zero_one=100 * (1 - pl.col("metric_subset_accuracy")),
-                         hamming=100 * pl.col("metric_hamming_loss"),
-                         one_minus_f1=100 * (1 - pl.col("metric_f1_example")))
+    parts = []
+    for path in paths.split(","):
+        if path.endswith(".jsonl"):
+            rows = []
+            for line in Path(path).read_text().splitlines():
+                r = json.loads(line)
+                for label, v in r["learners"].items():
+                    rows.append({"dataset": dataset_name(r["L"], r["index"], r["noise"]),
+                                 "label": "BR (LinearSVC)" if label.startswith("BR") else label,
+                                 **v["test"], "cpu_seconds": sum(f["cpu"] for f in v["fits"])})
+            parts.append(pl.DataFrame(rows))
+            continue
+        df = read_results(path).filter(pl.col("status") == "ok")
+        parts.append(df.select(
+            "dataset", "label", zero_one=100 * (1 - pl.col("metric_subset_accuracy")),
+            hamming=100 * pl.col("metric_hamming_loss"),
+            one_minus_f1=100 * (1 - pl.col("metric_f1_example")),
+            cpu_seconds=pl.col("cpu_seconds")))
+    return pl.concat(parts, how="vertical_relaxed").unique(["dataset", "label"], keep="first")
+
+
+def report(args) -> int:
+    import polars as pl
+
+    df = read(str(args.out))
     keys = ("zero_one", "hamming", "one_minus_f1")
     print("| noise | L | n | target cardinality (paper's mean) | "
           + " | ".join(f"{n} 0/1 · Hl · 1−F1" for n in ROWS) + " |")
@@ -227,7 +254,8 @@ def main() -> int:
     ap.add_argument("--labels", default="10,25,50")
     ap.add_argument("--noise", default="all")
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=Path("ssvm.parquet"))
+    ap.add_argument("--out", default="ssvm.parquet",
+                    help="results file; report: several, comma-separated")
     args = ap.parse_args()
     return {"run": run, "report": report, "real": real}[args.command](args) or 0
 

@@ -6,8 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlw_ssvm._qp import (KKT_TOL, _warm_solve, dual_objective, kkt_violation, solve_dual,
-                          working_set_slack)
+from mlw_ssvm._qp import (
+    KKT_TOL,
+    _warm_solve,
+    dual_objective,
+    kkt_violation,
+    solve_dual,
+    working_set_slack,
+)
 
 
 def _problem(seed: int, K: int, dim: int, duplicates: bool = False):
