@@ -110,7 +110,7 @@ def test_em_never_decreases_the_penalised_log_likelihood(emotions):
                                start.thetas[0].copy())
     assert np.abs(plain - norm.thetas[0]).max() > 1e-2  # and differ from gamma weights'
     # the fitted learner's final EM too
-    model = MixtureOfCTBNs(C=1.0, n_trees=2, em_max_iter=8).fit(X, Y)
+    model = MixtureOfCTBNs(C=1.0, n_trees=2, em_max_iter=8, em_weights="gamma").fit(X, Y)
     assert np.all(np.diff(model.em_trace_.penalised) >= -1e-8 * np.abs(
         model.em_trace_.penalised[0]))
 
@@ -125,7 +125,11 @@ def test_growth_by_validation_and_C_search(emotions):
     assert len(curve) in (model.n_trees_, model.n_trees_ + 1)
     if model.stopped_because_ == "validation":
         assert curve[-1] < curve[-2] and len(curve) == model.n_trees_ + 1
-    assert model.C_search_[model.C_] == curve[model.n_trees_ - 1]
+    assert model.C_search_[model.C_] == curve[0]  # the first tree is the C search's
+    # em_weights="auto" (the default) grew both readings and kept the better validation
+    search = model.em_weights_search_
+    assert set(search) == {"gamma", "normalised"}
+    assert search[model.em_weights_] == max(search.values()) == curve[model.n_trees_ - 1]
 
 
 def test_dense_and_sparse_input_agree(emotions):

@@ -314,14 +314,16 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         Temperatures of the first and last sweep (geometric schedule).
     keep_path : bool
         Keep the mixture after each tree of the growth (:meth:`staged_models`).
-    em_weights : {"gamma", "normalised"}
-        Instance weights of each tree's M-step. ``"gamma"``: the responsibilities
-        gamma_k(n), so a tree's L2 term weighs against the Gamma_k instances it explains
-        (MAP-EM: the penalised log-likelihood never decreases). ``"normalised"``: Eq. 10
-        read literally, w_k(n) = gamma_k(n) / Gamma_k scaled to sum N, so every tree is
-        regularised as a tree of the whole data (no monotone objective; EM stops when the
-        observed log-likelihood stops improving). Measured (README): better EMA on
-        emotions, worse on yeast.
+    em_weights : {"auto", "gamma", "normalised"}
+        Instance weights of each tree's M-step (Sec. 5.2.2, Eq. 10). ``"gamma"``: the
+        responsibilities gamma_k(n), so a tree's L2 term weighs against the Gamma_k
+        instances it explains (MAP-EM: the penalised log-likelihood never decreases).
+        ``"normalised"``: Eq. 10 read literally, w_k(n) = gamma_k(n) / Gamma_k scaled to
+        sum N, so every tree is regularised as a tree of the whole data (no monotone
+        objective; EM stops when the observed log-likelihood stops improving).
+        ``"auto"``: grow the mixture both ways (the C search and the first tree are
+        shared) and keep the one with the better internal-validation log-likelihood,
+        the signal of Sec. 5.3.2 (about twice the growth's cost).
 
     Attributes
     ----------
@@ -340,6 +342,10 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         Observed and penalised log-likelihood per iteration of the final EM.
     C_, C_search_
         As for :class:`CTBN`.
+    em_weights_ : str
+        The M-step weights used (``em_weights``, or the one ``"auto"`` chose).
+    em_weights_search_ : dict
+        Validation mean log P(y | x) of the kept mixture, per reading grown.
 
     Examples
     --------
@@ -359,7 +365,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                  em_max_iter: int = 30, em_tol: float = 1e-4, n_anneal_iter: int = 150,
                  anneal_t_start: float = 1.0, anneal_t_end: float = 0.05,
                  keep_path: bool = False, random_state: int | None = 0,
-                 em_weights: str = "gamma") -> None:
+                 em_weights: str = "auto") -> None:
         self.C = C
         self.Cs = Cs
         self.holdout_fraction = holdout_fraction
@@ -385,7 +391,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         check_param("anneal_t_start", self.anneal_t_start, float, low=0.0, low_open=True)
         check_param("anneal_t_end", self.anneal_t_end, float, low=0.0, low_open=True)
         check_param("keep_path", self.keep_path, bool)
-        check_param("em_weights", self.em_weights, str, choices=("gamma", "normalised"))
+        check_param("em_weights", self.em_weights, str,
+                    choices=("auto", "gamma", "normalised"))
 
     def _fit(self, X: Any, Y: Any) -> None:
         self._check_params()
@@ -403,7 +410,23 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         C = self._choose_C(score)
         lam = np.full(d, 1.0 / C)
         first_tree = first[C] if C in first else self._first_tree(design, Yt, tr, lam)
-        mix, curve, why, path = self._grow(design, X, Yd, Yt, tr, val, lam, first_tree)
+        # em_weights="auto": grow the mixture under both readings of Eq. 10 and keep the
+        # one whose kept mixture has the better internal-validation log-likelihood (the
+        # signal that already stops the growth); "gamma" wins ties and NaN.
+        modes = ("gamma", "normalised") if self.em_weights == "auto" else (self.em_weights,)
+        grown: dict[str, tuple[Mixture, list[float], str, list[Mixture]]] = {}
+        self.em_weights_search_ = {}
+        for mode in modes:
+            grown[mode] = self._grow(design, X, Yd, Yt, tr, val, lam, first_tree,
+                                     mode == "normalised")
+            mix, curve = grown[mode][0], grown[mode][1]
+            self.em_weights_search_[mode] = curve[mix.K - 1]
+        best = modes[0]
+        for mode in modes[1:]:
+            if self.em_weights_search_[mode] > self.em_weights_search_[best]:
+                best = mode
+        mix, curve, why, path = grown[best]
+        self.em_weights_ = best
         self.path_ = [(p.stacked(design), p.lam.copy()) for p in path] if self.keep_path \
             else None
         self.C_ = C
@@ -417,7 +440,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                                mix.thetas[0])
         self.em_trace_ = _learning.em(design, X, Yd, Yt, mix, all_rows, lam,
                                       int(self.em_max_iter), float(self.em_tol),
-                                      self.em_weights == "normalised")
+                                      best == "normalised")
         self._store(design, mix)
 
     def _first_tree(self, design: _logistic.Design, Yt: np.ndarray, tr: np.ndarray,
@@ -431,8 +454,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         return Mixture([parent], [theta], np.ones(1))
 
     def _grow(self, design: _logistic.Design, X: Any, Yd: np.ndarray, Yt: np.ndarray,
-              tr: np.ndarray, val: np.ndarray, lam: np.ndarray,
-              first: Mixture) -> tuple[Mixture, list[float], str, list[Mixture]]:
+              tr: np.ndarray, val: np.ndarray, lam: np.ndarray, first: Mixture,
+              normalised: bool) -> tuple[Mixture, list[float], str, list[Mixture]]:
         """Sec. 5.3.2 on the internal training rows ``tr`` from the first tree: the kept
         mixture, the validation curve (mean log P(y|x) on ``val`` after each tree), why
         growth stopped, and (``keep_path``) a copy of the mixture after each tree."""
@@ -459,8 +482,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
             K = mix.K + 1
             cand = Mixture(mix.parents + [parent], mix.thetas + [theta],
                            np.append(mix.lam * (K - 1) / K, 1.0 / K)).copy()
-            _learning.em(design, X, Yd, Yt, cand, tr, lam, em_iter, em_tol,
-                         self.em_weights == "normalised")
+            _learning.em(design, X, Yd, Yt, cand, tr, lam, em_iter, em_tol, normalised)
             curve.append(self._validation(design, X, Yd, cand, val))
             if self.n_trees is None and val.size and curve[-1] < curve[-2]:
                 why = "validation"
