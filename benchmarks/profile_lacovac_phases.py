@@ -25,7 +25,10 @@ lands in whatever phase runs, so under load the shares, not the absolute cycles,
 reading); ``cpu`` beside them is the library's own (not instrumented) ``grow`` in process
 CPU seconds, best of ``--repeats``, and ``est s`` its share times that. The counters are
 work, not time: nodes of each kind, the rows the search scanned (summed over searched
-nodes) and the feature-row pairs (rows x features searched).
+nodes) and the feature-row pairs (rows x features searched). On dense ``X`` the search
+is split further (its copy of ``search_dense`` is instrumented too): ordering the node's
+rows by bin per feature, the candidates' criterion, and the rest of the row scan (moving
+each row's labels and pairs to one side); the timer reads inside the row scan add to it.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from numba.extending import intrinsic
 
 import mlw
 from mlw_lacovac import LaCovaC
-from mlw_lacovac._kernels import build
+from mlw_lacovac._kernels import build, split_dense
 from mlw_lacovac._tree import TreeBuilder, child_sizes
 from mlw_lacovac.model import check_training_data
 
@@ -53,6 +56,10 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mul
 PHASES = ["stats", "cluster", "vsplit", "labels", "context", "search", "partition",
           "leaves", "other"]
 COUNTERS = ["leaf", "hsplit", "vsplit", "searched", "search_rows", "feature_rows"]
+#: inside search_dense (dense X only): gathering the node's bins and ordering the rows
+#: by bin, per feature; the candidates' criterion (``evaluate``); the rest of the row
+#: scan (moving each row's labels and pairs to one side, the bin tests)
+SEARCH = ["s.order", "s.evaluate", "s.scan"]
 
 
 @intrinsic
@@ -75,6 +82,33 @@ def _statement_end(lines: list[str], i: int) -> int:
         if depth <= 0:
             return j
     raise AssertionError("unbalanced statement")
+
+
+def instrumented_search_dense(base: int):
+    """``search_dense`` with ``ph`` as its first parameter and its pieces timed into
+    ``ph[base:base + 3]`` (order, evaluate, the whole feature loop)."""
+    src = inspect.getsource(split_dense.search_dense)
+    src = src.replace("@njit(cache=True)\n", "")
+    src = src.replace("def search_dense(XT,", "def search_dense_i(ph, XT,", 1)
+    head = "        if use_bins:\n            for t in range(n):"
+    src = src.replace(head, "        _ts = _cycles()\n" + head, 1)
+    src = src.replace("        for i in range(n - 1):\n",
+                      f"        ph[{base}] += _cycles() - _ts\n        for i in range(n - 1):\n", 1)
+    src = src.replace("            q = evaluate(",
+                      "            _te = _cycles()\n            q = evaluate(", 1)
+    src = src.replace("            if q < best_q - 1e-12:\n",
+                      f"            ph[{base + 1}] += _cycles() - _te\n"
+                      "            if q < best_q - 1e-12:\n", 1)
+    src = src.replace("    for fi in range(features.size):\n",
+                      "    _tf = _cycles()\n    for fi in range(features.size):\n", 1)
+    src = src.replace("    if best_f >= 0 and use_bins:\n",
+                      f"    ph[{base + 2}] += _cycles() - _tf\n    if best_f >= 0 and use_bins:\n",
+                      1)
+    assert src.count("_cycles()") == 6, "search_dense changed: update the marks"
+    ns = dict(vars(split_dense))
+    ns["_cycles"] = _cycles
+    exec(compile(src, "<instrumented search_dense>", "exec"), ns)  # noqa: S102
+    return njit(ns["search_dense_i"])
 
 
 def instrumented_grow_tree():
@@ -126,14 +160,18 @@ def instrumented_grow_tree():
                       f"            leaf_id[v] = n_leaves\n            ph[{len(PHASES)}] += 1\n",
                       1)
     src = src.replace("    d = min_child.size\n",
-                      f"    ph = np.zeros({len(PHASES) + len(COUNTERS)}, np.int64)\n"
+                      f"    ph = np.zeros({len(PHASES) + len(COUNTERS) + len(SEARCH)}, "
+                      "np.int64)\n"
                       "    _t_all = _cycles()\n    d = min_child.size\n", 1)
     src = src.replace("sub_bits[:nb].copy(), reach[0])",
                       "sub_bits[:nb].copy(), reach[0], ph, _cycles() - _t_all)")
     src = src.replace("@njit(cache=True, nogil=True)", "")
+    base = len(PHASES) + len(COUNTERS)
+    src = src.replace("= search_dense(\n", "= search_dense_i(\n                        ph, ", 1)
     assert src.count("_cycles()") >= 20, "grow_tree changed: update the phase marks"
     ns = dict(vars(build))
     ns["_cycles"] = _cycles
+    ns["search_dense_i"] = instrumented_search_dense(base)
     exec(compile(src, "<instrumented grow_tree>", "exec"), ns)  # noqa: S102
     return njit(ns["grow_tree"])
 
@@ -179,6 +217,14 @@ def main() -> None:
               + " ".join(f"{int(c):12d}" for c in ph[len(PHASES):])
               + f"  {os.getloadavg()[0]:5.1f}", flush=True)
         print(f"{'  est s':8} {'':6} " + " ".join(f"{s * cpu:9.3f}" for s in share), flush=True)
+        base = len(PHASES) + len(COUNTERS)
+        order, ev, loop = (float(x) for x in ph[base:base + len(SEARCH)])
+        if loop > 0:  # dense X: the search's own pieces, as shares of its feature loop
+            print(f"{'  search':8} order {100 * order / loop:.1f}%, evaluate "
+                  f"{100 * ev / loop:.1f}%, the rest of the scan "
+                  f"{100 * (loop - order - ev) / loop:.1f}% (of the search's feature loop, "
+                  f"{100 * loop / cyc[PHASES.index('search')]:.1f}% of the search phase)",
+                  flush=True)
 
 
 if __name__ == "__main__":
