@@ -13,15 +13,17 @@ KNOWN = {"k": 10, "alpha": 1.0, "top_label": True, "threshold": "pcut", "order":
 @pytest.mark.parametrize("key, text, expected", [
     ("k", "25", 25), ("k", "0.5", 0.5), ("alpha", "1e-3", 1e-3), ("alpha", "3", 3.0),
     ("top_label", "false", False), ("top_label", "YES", True), ("top_label", "1", True),
-    ("top_label", "Auto", "auto"),
-    ("threshold", "cardinality", "cardinality"), ("threshold", "12", "12"),
+    ("top_label", "Auto", "auto"), ("auto_top_label", "false", False),
+    ("auto_top_label", "auto", "auto"), ("threshold", "cardinality", "cardinality"), ("threshold", "12", "12"),
     ("order", "[3, 1, 2]", [3, 1, 2]), ("order", "random", "random"), ("order", "7", 7),
     ("order", "true", True), ("layers", "[4, 5]", [4, 5]), ("shape", "[3, 4]", (3, 4)),
     ("options", '{"a": 1}', {"a": 1}), ("base", "decision_tree", "decision_tree"),
     ("k", "none", None), ("alpha", "null", None), ("threshold", "None", None),
 ])
 def test_values_follow_the_type_of_the_default(key, text, expected) -> None:
-    value = parse_value(key, text, KNOWN[key])
+    # a top_label whose default is "auto" (a joint learner's, cardinality's) is a bool too
+    name, default = ("top_label", "auto") if key == "auto_top_label" else (key, KNOWN[key])
+    value = parse_value(name, text, default)
     assert value == expected and type(value) is type(expected)
 
 

@@ -59,7 +59,11 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     and ``predict`` applies it to ``predict_proba``. A joint learner with scores may
     have one too (default ``None``: its own decision): set, it decides the label sets
     the same way, on the learner's marginals (how CC and PCC take the core's
-    :data:`mlw.thresholds.DEFAULT_THRESHOLD`, issue 19).
+    :data:`mlw.thresholds.DEFAULT_THRESHOLD`, issue 19). A joint learner with scores
+    may also declare a ``top_label`` parameter (``True``, ``False`` or ``"auto"``): at
+    its own decision, a row the decision leaves empty then gets its top-scoring label,
+    applied here once for every such learner (``top_label_``; see
+    ``docs/thresholds.md``, "The top-label rule on a joint decision").
 
     What a learner can do is stated once, here on the class, and read by
     :class:`mlw.LearnerTags` (``mlw learners``, the evaluation's checks) and by
@@ -171,7 +175,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         if self._own_decision():
             Y = self._predict(X)
             check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, step="predict")
-            return self._as_label_dtype(Y)
+            return self._as_label_dtype(self._with_top_label(X, Y, None))
         return self._thresholded(self._checked_scores(X, "predict"))
 
     def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
@@ -185,7 +189,36 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         Y, scores = self._predict_with_scores(X)
         check_outputs(self, X.shape[0], self.n_labels_, Y_pred=Y, scores=scores,
                       step="predict")
-        return self._as_label_dtype(Y), scores
+        return self._as_label_dtype(self._with_top_label(X, Y, scores)), scores
+
+    def _with_top_label(self, X: Any, Y: Any, scores: Any) -> Any:
+        """The joint decision ``Y`` with the top-label rule applied when it is in force
+        (``top_label_``, fitted from the ``top_label`` parameter): a row the method left
+        empty gets its top-scoring label by the marginal ``scores`` (computed here for
+        those rows alone when not given), as :func:`mlw.thresholds.apply_threshold`'s
+        rule does; a row whose scores are all 0 stays empty. Rows with a label are
+        never changed."""
+        if not getattr(self, "top_label_", False):
+            return Y
+        from mlw.thresholds import apply_threshold
+
+        empty = np.flatnonzero(np.diff(Y.indptr) == 0) if sp.issparse(Y) \
+            else np.flatnonzero(~np.asarray(Y).any(axis=1))
+        if empty.size == 0:
+            return Y
+        if scores is None:
+            S = self._checked_scores(X[empty], "predict")
+        else:
+            S = scores[empty]
+        top = apply_threshold(S, np.inf, top_label=True)
+        rows, cols = top.nonzero()
+        if sp.issparse(Y):
+            add = sp.csr_matrix((np.ones(rows.size, dtype=Y.dtype), (empty[rows], cols)),
+                                shape=Y.shape)
+            return (Y + add).tocsr()
+        Y = np.array(Y, copy=True)
+        Y[empty[rows], cols] = 1
+        return Y
 
     def _thresholded(self, scores: Any) -> Any:
         """The fitted threshold applied to ``scores`` (a strategy's bug named as its
@@ -241,11 +274,28 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     def _fit_threshold(self, X: Any, Y: Any) -> None:
         choice = getattr(self, "threshold", None)
         if choice is None:
+            self._fit_top_label(Y)
             return
         if self._joint_prediction and not self._mlw_tags().predicts_scores:
             raise ValueError(f"{type(self).__name__} predicts no label scores, so its "
                              f"threshold must be None (its own joint decision)")
         self.threshold_ = fit_threshold(choice, lambda: self._training_scores(X, Y), Y)
+
+
+    def _fit_top_label(self, Y: Any) -> None:
+        """A joint learner with a ``top_label`` parameter, at its own decision: whether
+        the top-label rule is in force (``top_label_``,
+        :func:`mlw.thresholds.resolve_top_label`: ``"auto"`` is on only when the training
+        set has (almost) no empty label sets)."""
+        if not (self._joint_prediction and hasattr(self, "top_label")):
+            return
+        from mlw.thresholds import resolve_top_label
+
+        on = resolve_top_label(self.top_label, Y)
+        if on and not self._mlw_tags().predicts_scores:
+            raise ValueError(f"{type(self).__name__} predicts no label scores, so its "
+                             f"top_label must be False")
+        self.top_label_ = on
 
 
 def takes_sample_weight(learner_class: type) -> bool:

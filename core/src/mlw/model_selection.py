@@ -415,7 +415,8 @@ class EvaluationSetup:
     evaluation_threshold : the strategy scored on the learner's marginals instead of its
         own joint decision, or ``None``
     decision : how label sets are decided, in words (``"threshold cardinality"``,
-        ``"joint"``, ``"pcut on the marginals"``), for reports
+        ``"joint"``, ``"joint, top_label=auto"``, ``"pcut on the marginals"``), for
+        reports
     per_label : also compute each fold's per-label table
         (:func:`mlw.evaluate` with ``per_label=True``)
     """
@@ -500,8 +501,9 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
         decision = f"{_strategy_name(evaluation_threshold)} on the marginals"
     elif params.get("threshold") is not None:  # a joint learner's too, when it is set
         decision = f"threshold {_strategy_name(params['threshold'])}"
-    elif tags.joint:
-        decision = "joint"
+    elif tags.joint:  # with the core's top-label rule when the learner takes one
+        rule = params.get("top_label", False)
+        decision = "joint" if rule is False else f"joint, top_label={rule}"
     else:
         decision = "predict"
     return EvaluationSetup(learner, names, evaluation_threshold, decision, bool(per_label))

@@ -32,11 +32,12 @@ def parse_value(key: str, text: str, default: Any) -> Any:
     parameters such as ``C=1`` that accept both); a float default a number; a list,
     tuple or dict default a JSON value; a ``None`` default (or any other object) a JSON
     value if ``text`` is one, else the text itself; a str default the text as is.
-    ``top_label`` (:data:`AUTO_BOOL_PARAMS`) also takes ``auto``.
+    ``top_label`` (:data:`AUTO_BOOL_PARAMS`) also takes ``auto``, and is such a bool
+    when its default is ``"auto"`` too (``--param top_label=false`` is ``False``).
     """
     if text.strip().lower() in ("none", "null"):
         return None
-    if isinstance(default, bool):
+    if isinstance(default, bool) or (key in AUTO_BOOL_PARAMS and default == "auto"):
         low = text.strip().lower()
         if low in _TRUE:
             return True

@@ -19,6 +19,13 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 KINDS = ("learner", "threshold", "metric", "loader", "generator")
 
+#: ``param_docs`` text of a joint learner's ``top_label`` parameter, the rule the core
+#: applies to its own decision (:meth:`mlw.MultiLabelLearner.predict`): one text for
+#: every learner that takes it.
+TOP_LABEL_DOC = ("a row the joint decision leaves empty gets its top-scoring label by the "
+                 "marginals: auto (only when at most 1% of the training label sets are "
+                 "empty), true, or false (the method's own decision alone)")
+
 
 class RegistrationError(ValueError):
     """A plugin registered something malformed (bad name, missing field, duplicate)."""

@@ -13,6 +13,7 @@ from baselines_testdata import correlated, sparse_text
 from naive_baselines import brute_neighbours, mlknn_by_hand
 
 from mlw_baselines import IBLR, BinaryRelevance, BRkNN, MLkNN
+from mlw_baselines.knn import IBLR_BASE_ESTIMATOR
 
 # 8 instances on a line, two labels; k = 2, s = 1, Euclidean, leave-one-out neighbours:
 # 0:{1,2} 1:{0,2} 2:{1,3} 3:{2,1} 4:{5,6} 5:{4,6} 6:{5,7} 7:{6,5} (ties: lower index)
@@ -115,10 +116,11 @@ def test_iblr_is_binary_relevance_on_the_neighbourhood_label_fractions():
     phi_tr = np.array([Ytr[nb].sum(axis=0) / 5
                        for nb in brute_neighbours(Xtr, Xtr, 5, leave_one_out=True)])
     phi_te = np.array([Ytr[nb].sum(axis=0) / 5 for nb in brute_neighbours(Xtr, Xte, 5)])
-    br = BinaryRelevance().fit(phi_tr, Ytr)
+    br = BinaryRelevance(base_estimator=IBLR_BASE_ESTIMATOR).fit(phi_tr, Ytr)
     np.testing.assert_allclose(model.predict_proba(Xte), br.predict_proba(phi_te), rtol=1e-9)
     plus = IBLR(k=5, add_features=True).fit(Xtr, Ytr)
-    br_plus = BinaryRelevance().fit(np.hstack([Xtr, phi_tr]), Ytr)
+    br_plus = BinaryRelevance(base_estimator=IBLR_BASE_ESTIMATOR).fit(np.hstack([Xtr, phi_tr]),
+                                                                       Ytr)
     np.testing.assert_allclose(plus.predict_proba(Xte),
                                br_plus.predict_proba(np.hstack([Xte, phi_te])), rtol=1e-9)
     sparse = IBLR(k=5, add_features=True).fit(sp.csr_matrix(Xtr), Ytr)

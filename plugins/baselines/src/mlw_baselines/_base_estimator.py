@@ -53,6 +53,14 @@ def _logistic_regression(random_state: int | None) -> Any:
                          LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000))
 
 
+def _logistic_regression_unpenalised(random_state: int | None) -> Any:
+    # maximum likelihood, as Weka's Logistic (ridge 1e-8), which Mulan's IBLR_ML fits:
+    # IBLR's default (its features, neighbours' label shares, are few and in [0, 1]);
+    # C = inf is scikit-learn's spelling of no penalty (penalty=None is deprecated)
+    return make_pipeline(MaxAbsScaler(),
+                         LogisticRegression(C=np.inf, solver="lbfgs", max_iter=1000))
+
+
 def _decision_tree(random_state: int | None) -> Any:
     return DecisionTreeClassifier(random_state=random_state)
 
@@ -76,6 +84,7 @@ SHORTCUTS: dict[str, Callable[[int | None], Any]] = {
     "random_forest": _random_forest,
     "linear_svc": _linear_svc,
     "bernoulli_nb": _bernoulli_nb,
+    "logistic_regression_unpenalised": _logistic_regression_unpenalised,
 }
 DEFAULT_SHORTCUT = "logistic_regression"
 

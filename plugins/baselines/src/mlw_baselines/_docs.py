@@ -6,7 +6,7 @@ neither scikit-learn nor the estimators.
 
 #: The ``base_estimator`` shortcut names (built in :mod:`mlw_baselines._base_estimator`).
 SHORTCUT_NAMES = ("logistic_regression", "decision_tree", "random_forest", "linear_svc",
-                  "bernoulli_nb")
+                  "bernoulli_nb", "logistic_regression_unpenalised")
 
 BASE_ESTIMATOR_DOC = (
     "scikit-learn classifier cloned for every model: None (MaxAbsScaler + logistic "

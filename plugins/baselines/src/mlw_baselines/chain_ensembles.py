@@ -66,8 +66,11 @@ class EnsembleOfClassifierChains(_ChainEnsemble):
     outputs for every label: with ``voting="soft"`` (default) their link probabilities
     along each chain's greedy path (Mulan's ECC with confidences), with
     ``voting="hard"`` their 0/1 greedy decisions (the vote share of Read et al.).
-    ``predict`` applies the ``threshold`` strategy to that average (default: 0.5, as
-    Mulan and MEKA).
+    ``predict`` applies the ``threshold`` strategy to that average (default
+    ``"fixed:top_label=auto"``: 0.5, as Mulan and MEKA, and a row with no average at
+    0.5 gets its top label when at most 1% of the training label sets are empty, the
+    core's adaptive rule; ``"fixed"`` is the cut alone, which left 1-13% of the test
+    rows empty where none is: emotions 3.5%, scene 11.1%, medical 13.3%; issue 19).
 
     Parameters
     ----------
@@ -118,7 +121,7 @@ class EnsembleOfClassifierChains(_ChainEnsemble):
     def __init__(self, *, base_estimator: Any = None, base_params: dict | None = None,
                  n_estimators: int = 10,
                  bootstrap: bool = True, max_samples: float = 1.0, voting: str = "soft",
-                 threshold: Any = "fixed", random_state: int | None = 0,
+                 threshold: Any = "fixed:top_label=auto", random_state: int | None = 0,
                  n_jobs: int | None = None) -> None:
         self.base_estimator = base_estimator
         self.base_params = base_params

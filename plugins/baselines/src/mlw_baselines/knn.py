@@ -29,6 +29,12 @@ _METRICS = ("euclidean", "cosine")
 #: (issue 19, ``docs/defaults.md``).
 MAP_THRESHOLD = "fixed:top_label=auto"
 
+#: IBLR's regressions: logistic regression by maximum likelihood, as the paper's and
+#: Mulan's (Weka's Logistic, ridge 1e-8). With the other learners' L2 penalty (C = 1) on
+#: features in [0, 1], the rare labels' probabilities stayed under 1/2: on birds 93.8% of
+#: the test rows were predicted empty (47% truly are), 71.8% without it (issue 19).
+IBLR_BASE_ESTIMATOR = "logistic_regression_unpenalised"
+
 
 def neighbour_label_counts(idx: np.ndarray, Y: Any) -> tuple[np.ndarray, np.ndarray]:
     """``C[i, j]``: how many of the neighbours ``idx[i]`` (-1 = none) have label ``j``,
@@ -273,7 +279,8 @@ class IBLR(_NeighbourLearner):
     (IBLR-ML+) the regressions also see the original features (CSR ``X`` stays CSR).
 
     The regressions are a :class:`BinaryRelevance` (``base_estimator`` as there, default
-    MaxAbsScaler + logistic regression); ``predict`` applies its ``threshold`` (default
+    :data:`IBLR_BASE_ESTIMATOR`: MaxAbsScaler + logistic regression by maximum
+    likelihood, the paper's and Mulan's); ``predict`` applies its ``threshold`` (default
     :data:`MAP_THRESHOLD`: the paper's 0.5 cut with the adaptive top-label rule).
 
     Parameters
@@ -285,7 +292,8 @@ class IBLR(_NeighbourLearner):
     add_features : bool
         IBLR-ML+: the original features next to the neighbourhood's.
     base_estimator : None, str or scikit-learn classifier
-        The per-label classifier.
+        The per-label classifier (default ``"logistic_regression_unpenalised"``; ``None``
+        is the other learners' L2 logistic regression, C = 1).
     base_params : dict or None
         Parameters of the base classifier, set on it with ``set_params``
         (``{"C": 10}``; on a pipeline shortcut, names its last step lacks go to
@@ -311,7 +319,7 @@ class IBLR(_NeighbourLearner):
     """
 
     def __init__(self, *, k: int = 10, metric: str = "euclidean", add_features: bool = False,
-                 base_estimator: Any = None, base_params: dict | None = None,
+                 base_estimator: Any = IBLR_BASE_ESTIMATOR, base_params: dict | None = None,
                  threshold: Any = MAP_THRESHOLD, n_jobs: int | None = None) -> None:
         self.k = k
         self.metric = metric

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import mlw
+from mlw.registry import TOP_LABEL_DOC
 from mlw_baselines._docs import BASE_ESTIMATOR_DOC, BASE_PARAMS_DOC
 
 _RANDOM_STATE = "seed of the random chain order and of randomised shortcut classifiers"
@@ -56,7 +57,7 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
      {"base_estimator": BASE_ESTIMATOR_DOC, "base_params": BASE_PARAMS_DOC,
       "n_clusters": "children per node (k >= 2)",
       "iterations": "balanced k-means iterations per node",
-      "random_state": _SEED, "n_jobs": _N_JOBS}),
+      "random_state": _SEED, "n_jobs": _N_JOBS, "top_label": TOP_LABEL_DOC}),
     ("mlknn", "mlw_baselines.knn:MLkNN",
      "ML-kNN (Zhang and Zhou 2007): Bayesian posterior from the labels of the k nearest "
      "neighbours",

@@ -267,14 +267,23 @@ class LaCova(MultiLabelTree):
     as in the authors' code), the labels are treated independently, Binary-Relevance
     style: a vertical split into one single-label subtree per label. Otherwise the
     labels stay together and the node splits horizontally with the LaCova criterion.
-    Leaves, stopping rule and predictions are those of :class:`LaCovaC`.
+    Leaves, stopping rule and predictions are those of :class:`LaCovaC`'s leaf modes
+    (``threshold=None``).
+
+    ``top_label`` (bool or ``"auto"``) is the core's top-label rule on that joint
+    decision: a row whose leaf modes are all empty gets its top label by the leaf
+    marginals. ``"auto"`` (default) only when at most 1% of the training label sets are
+    empty; ``False`` is the paper's leaf modes alone, which left 1.6-30% of the test rows
+    empty on data where none is (issue 19, ``docs/thresholds.md``).
     """
 
     _method = "lacova"
 
     def __init__(self, *, min_samples: int = 5, alpha: float = 1.0,
                  marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 1,
-                 min_child_numeric: int | None = None) -> None:
+                 min_child_numeric: int | None = None,
+                 top_label: bool | str = "auto") -> None:
+        self.top_label = top_label
         self.min_samples = min_samples
         self.min_child = min_child
         self.min_child_numeric = min_child_numeric

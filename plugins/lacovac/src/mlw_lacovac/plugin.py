@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import mlw
+from mlw.registry import TOP_LABEL_DOC
 
 _TREE = {
     "min_samples": "m: nodes with fewer rows are leaves (the paper's stopping rule)",
@@ -38,7 +39,8 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
                     "(vertical splits) and LaCova covariance splits (Al-Otaibi et al. 2016)"))
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
-        name="lacova", factory="mlw_lacovac.model:LaCova", param_docs=_TREE,
+        name="lacova", factory="mlw_lacovac.model:LaCova",
+        param_docs={**_TREE, "top_label": TOP_LABEL_DOC},
         description="LaCova multi-label tree: BR-like vertical split when the label "
                     "covariance is insignificant, else a covariance-criterion split"))
     register(mlw.LearnerSpec(

@@ -202,6 +202,12 @@ class CTBN(_TreeMixtureLearner):
         Share of the training data held out to choose C.
     random_state : int or None
         Seed of the splits.
+    top_label : bool or "auto"
+        The core's top-label rule on the MAP: a row whose MAP is the empty set gets its
+        label of highest marginal. ``"auto"`` (default) only when at most 1% of the
+        training label sets are empty; ``False`` is the paper's MAP alone, which left
+        3-12% of the test rows empty on data where none is (issue 19,
+        ``docs/thresholds.md``).
 
     Attributes
     ----------
@@ -235,7 +241,8 @@ class CTBN(_TreeMixtureLearner):
 
     def __init__(self, *, C: float | None = None, Cs: tuple[float, ...] = DEFAULT_CS,
                  holdout_fraction: float = 0.3, validation_fraction: float = 0.2,
-                 random_state: int | None = 0) -> None:
+                 random_state: int | None = 0, top_label: bool | str = "auto") -> None:
+        self.top_label = top_label
         self.C = C
         self.Cs = Cs
         self.holdout_fraction = holdout_fraction
@@ -324,6 +331,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         ``"auto"``: grow the mixture both ways (the C search and the first tree are
         shared) and keep the one with the better internal-validation log-likelihood,
         the signal of Sec. 5.3.2 (about twice the growth's cost).
+    top_label : bool or "auto"
+        As for :class:`CTBN`: the core's top-label rule on the (annealed) MAP.
 
     Attributes
     ----------
@@ -365,7 +374,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                  em_max_iter: int = 30, em_tol: float = 1e-4, n_anneal_iter: int = 150,
                  anneal_t_start: float = 1.0, anneal_t_end: float = 0.05,
                  keep_path: bool = False, random_state: int | None = 0,
-                 em_weights: str = "auto") -> None:
+                 em_weights: str = "auto", top_label: bool | str = "auto") -> None:
+        self.top_label = top_label
         self.C = C
         self.Cs = Cs
         self.holdout_fraction = holdout_fraction

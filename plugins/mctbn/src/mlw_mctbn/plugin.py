@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import mlw
+from mlw.registry import TOP_LABEL_DOC
 
 _COMMON = {
     "C": "inverse L2 strength of every logistic-regression factor (max-abs scaled "
@@ -15,6 +16,7 @@ _COMMON = {
     "holdout_fraction": "share of the (weighted) training data that scores the edges of "
                         "the structure search (Sec. 5.3.1)",
     "random_state": "seed of the splits, the CV folds and the annealing",
+    "top_label": TOP_LABEL_DOC,
 }
 
 
