@@ -12,13 +12,14 @@ feature of x_q), 0 for the others. Written out here with numpy/scipy on the bina
 of bibtex (the paper's split) or IMDB-F (MEKA's file, first 72,551 rows train, as
 ``bench_lcif_quality.py``), independent of the plugin's kernels:
 
-* ``printed``: the formula as printed (the plugin's default, ``feature_votes="all"``);
+* ``printed``: the formula as printed (the plugin's ``feature_votes="all"``);
 * ``neighbours``: the numerator summed only over the features whose neighbourhood holds
   y, the denominator as printed (the plugin's ``feature_votes="neighbours"``);
 * ``neighbour_mean``: numerator AND denominator summed only over the features whose
   neighbourhood holds y, i.e. the similarity-weighted mean over the features that vote
   for y (what an implementation that accumulates both sums per candidate label, with
-  "only non-zero increments", computes).
+  "only non-zero increments", computes; the plugin's default,
+  ``feature_votes="neighbour_mean"``).
 
 Threshold: the paper's cardinality matching (0.01 grid, top label always predicted) on
 the in-sample training scores; ``oracle`` is the best test accuracy over thresholds, to
