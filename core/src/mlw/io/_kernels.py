@@ -269,7 +269,8 @@ def _fail(err, code, line, s, e, extra):
 
 
 @njit(cache=True)
-def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
+def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries, last_seen,
+                    scratch):
     """Tokenise the ``@data`` section of an ARFF file into attribute-level CSR arrays.
 
     Dense rows (``v1,v2,...``) and sparse rows (``{i v, j w}``) may be mixed; blank
@@ -285,6 +286,13 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
     that takes many arrays costs a reference-count update per array per value, which
     made the tokeniser several times slower.
 
+    ``last_seen`` (int64, one per attribute, all -1) is the sparse rows' scratch for
+    duplicate indices and ``scratch`` (uint8, as long as ``buf``) the quoted values'
+    unescaping buffer. Passing ``None`` for either says the section has no ``{`` (so no
+    sparse row and no instance weight) or no quote character: numba prunes the branches
+    that read it (each tests ``is not None`` on the argument itself), so a plain dense
+    file, the common case, compiles without the sparse-row and quoted-value code.
+
     Returns ``(indptr, cols, vals, row_line, fb_flag, n_rows, nnz, n_sparse_rows,
     n_weights, err)``; where ``fb_flag`` is set, ``vals`` holds the byte offset of a
     number for Python's ``float`` to parse.
@@ -297,8 +305,6 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
     vals = np.empty(max_entries, dtype=np.float64)
     fb_flag = np.zeros(max_entries, dtype=np.uint8)
     row_line = np.empty(max_rows, dtype=np.int64)
-    last_seen = np.full(n_attrs, -1, dtype=np.int64)
-    scratch = np.empty(max(buf.shape[0], 1), dtype=np.uint8)
     err = np.zeros(5, dtype=np.int64)
     n = buf.shape[0]
     pos = 0
@@ -322,12 +328,14 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
             line += 1
             continue
         row_line[row] = line
-        sparse = buf[p] == 123
+        sparse = False
         stop = 44
-        if sparse:
-            n_sparse += 1
-            p += 1
-            stop = 125
+        if last_seen is not None:
+            if buf[p] == 123:
+                sparse = True
+                n_sparse += 1
+                p += 1
+                stop = 125
         start = p
         a = 0
         closed = False
@@ -335,45 +343,48 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
         while True:
             # -- locate the next value: its attribute and byte span [ts, te) --------
             attr = 0
-            if sparse:
-                while p < le and _is_ws(buf[p]):
-                    p += 1
-                if p >= le:
-                    break
-                c = buf[p]
-                if c == 125:
-                    p += 1
-                    closed = True
-                    break
-                if c == 44:  # an empty entry
-                    p += 1
-                    continue
-                if not (48 <= c <= 57):
-                    q = p
-                    while q < le and not _is_ws(buf[q]) and buf[q] != 44 and buf[q] != 125:
-                        q += 1
-                    _fail(err, ERR_SPARSE_INDEX, line, p, max(q, p + 1), 0)
-                    break
-                s0 = p
-                idx = np.int64(0)
-                while p < le and 48 <= buf[p] <= 57:
-                    if idx < 1_000_000_000_000:
-                        idx = idx * 10 + (np.int64(buf[p]) - 48)
-                    p += 1
-                if idx >= n_attrs:
-                    _fail(err, ERR_INDEX_RANGE, line, s0, p, idx)
-                    break
-                if last_seen[idx] == row:
-                    _fail(err, ERR_DUPLICATE, line, s0, p, idx)
-                    break
-                last_seen[idx] = row
-                if p >= le or not _is_ws(buf[p]):
-                    _fail(err, ERR_SPARSE_SYNTAX, line, s0, min(p + 1, le), 0)
-                    break
-                while p < le and _is_ws(buf[p]):
-                    p += 1
-                attr = idx
-            else:
+            dense_row = True
+            if last_seen is not None:
+                if sparse:
+                    dense_row = False
+                    while p < le and _is_ws(buf[p]):
+                        p += 1
+                    if p >= le:
+                        break
+                    c = buf[p]
+                    if c == 125:
+                        p += 1
+                        closed = True
+                        break
+                    if c == 44:  # an empty entry
+                        p += 1
+                        continue
+                    if not (48 <= c <= 57):
+                        q = p
+                        while q < le and not _is_ws(buf[q]) and buf[q] != 44 and buf[q] != 125:
+                            q += 1
+                        _fail(err, ERR_SPARSE_INDEX, line, p, max(q, p + 1), 0)
+                        break
+                    s0 = p
+                    idx = np.int64(0)
+                    while p < le and 48 <= buf[p] <= 57:
+                        if idx < 1_000_000_000_000:
+                            idx = idx * 10 + (np.int64(buf[p]) - 48)
+                        p += 1
+                    if idx >= n_attrs:
+                        _fail(err, ERR_INDEX_RANGE, line, s0, p, idx)
+                        break
+                    if last_seen[idx] == row:
+                        _fail(err, ERR_DUPLICATE, line, s0, p, idx)
+                        break
+                    last_seen[idx] = row
+                    if p >= le or not _is_ws(buf[p]):
+                        _fail(err, ERR_SPARSE_SYNTAX, line, s0, min(p + 1, le), 0)
+                        break
+                    while p < le and _is_ws(buf[p]):
+                        p += 1
+                    attr = idx
+            if dense_row:
                 while p < le and _is_ws(buf[p]):
                     p += 1
                 if a >= n_attrs:
@@ -385,16 +396,19 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
                 attr = a
                 a += 1
             quoted = False
-            if p < le and (buf[p] == 39 or buf[p] == 34):
-                q = _closing_quote(buf, p, le)
-                if q < 0:
-                    _fail(err, ERR_QUOTE, line, p, le, attr)
-                    break
-                ts = p + 1
-                te = q
-                quoted = True
-                p = q + 1
-            else:
+            ts = p
+            te = p
+            if scratch is not None:
+                if p < le and (buf[p] == 39 or buf[p] == 34):
+                    q = _closing_quote(buf, p, le)
+                    if q < 0:
+                        _fail(err, ERR_QUOTE, line, p, le, attr)
+                        break
+                    ts = p + 1
+                    te = q
+                    quoted = True
+                    p = q + 1
+            if not quoted:
                 ts = p
                 while p < le and buf[p] != 44 and buf[p] != stop:
                     p += 1
@@ -428,10 +442,11 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
                     nnz += 1
             else:
                 g = -1
-                if quoted:
-                    m = _unescape(buf, ts, te, scratch)
-                    g = lookup_nominal(scratch, 0, m, attr, table, blob, vinfo)
-                else:
+                if scratch is not None:
+                    if quoted:
+                        m = _unescape(buf, ts, te, scratch)
+                        g = lookup_nominal(scratch, 0, m, attr, table, blob, vinfo)
+                if not quoted:
                     h = _FNV_OFFSET ^ (np.uint64(attr) * _GOLDEN)
                     for i in range(ts, te):
                         h = (h ^ np.uint64(buf[i])) * _FNV_PRIME
@@ -463,17 +478,18 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
             # -- the separator after it ----------------------------------------------
             while p < le and _is_ws(buf[p]):
                 p += 1
-            if sparse:
-                if p < le and buf[p] == 44:
-                    p += 1
-                elif p < le and buf[p] == 125:
-                    p += 1
-                    closed = True
-                    break
-                else:
+            if last_seen is not None:
+                if sparse:
+                    if p < le and buf[p] == 44:
+                        p += 1
+                        continue
+                    if p < le and buf[p] == 125:
+                        p += 1
+                        closed = True
+                        break
                     _fail(err, ERR_SPARSE_SYNTAX, line, min(p, le), min(p + 1, le), 0)
                     break
-            else:
+            if not sparse:
                 if p >= le:
                     break
                 if buf[p] != 44:
@@ -485,16 +501,17 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries):
                     break
         if err[0] != 0:
             break
-        if sparse:
-            if not closed:
-                _fail(err, ERR_SPARSE_SYNTAX, line, le, le, 0)
-                break
-            q = _skip_weight(buf, p, le)
-            if q < 0 or q < le:
-                _fail(err, ERR_TRAILING, line, p, le, 0)
-                break
-            weight = q > p
-        elif a < n_attrs and not weight:
+        if last_seen is not None:
+            if sparse:
+                if not closed:
+                    _fail(err, ERR_SPARSE_SYNTAX, line, le, le, 0)
+                    break
+                q = _skip_weight(buf, p, le)
+                if q < 0 or q < le:
+                    _fail(err, ERR_TRAILING, line, p, le, 0)
+                    break
+                weight = q > p
+        if not sparse and a < n_attrs and not weight:
             _fail(err, ERR_TOO_FEW, line, start, le, a)
             break
         if weight:

@@ -217,7 +217,16 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
     max_entries = raw.count(b",", header.data_offset) + max_rows
     check_memory(path, 2.0 * len(raw) + 13.0 * max_entries + 16.0 * max_rows,
                  f"parsing {max_rows:,} lines with up to {max_entries:,} values")
-    out = K.parse_arff_rows(buf, header.data_line, kinds, blob, vinfo, max_rows, max_entries)
+    # a section without '{' has no sparse row (nor instance weight), one without quotes no
+    # quoted value: the kernel then gets None for their scratch arrays and numba compiles
+    # it without that code (a dense file's first load compiles less; same results)
+    last_seen = (np.full(len(attrs), -1, dtype=np.int64)
+                 if raw.find(b"{", header.data_offset) >= 0 else None)
+    quoted = (raw.find(b"'", header.data_offset) >= 0
+              or raw.find(b'"', header.data_offset) >= 0)
+    scratch = np.empty(max(buf.shape[0], 1), dtype=np.uint8) if quoted else None
+    out = K.parse_arff_rows(buf, header.data_line, kinds, blob, vinfo, max_rows, max_entries,
+                            last_seen, scratch)
     indptr, cols, vals, row_line, fb_flag, n_rows, nnz, n_sparse, n_weights, err = out
     if err[0] != C.ERR_OK:
         _kernel_error(err, buf, attrs, path)
