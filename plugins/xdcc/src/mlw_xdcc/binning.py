@@ -14,23 +14,41 @@ import scipy.sparse as sp
 from mlw_xdcc import _kernels as K
 
 
-def feature_edges(values: np.ndarray, max_bin: int) -> np.ndarray:
+def feature_edges(values: np.ndarray, max_bin: int,
+                  weights: np.ndarray | None = None) -> np.ndarray:
     """Cut values of one feature from its present (non-missing) values.
 
     With at most ``max_bin`` distinct values every value gets its own bin (cut at each
     distinct value but the smallest); otherwise the cuts are the values at ranks
     ``ceil(k n / max_bin)``, ``k = 1 .. max_bin-1`` of the sorted values (an exact
     quantile sketch), deduplicated, so a feature never has more than ``max_bin`` bins.
+
+    ``weights`` (one per value, >= 0): values of weight 0 are left out and the ranks
+    count weight, ``n`` being the total weight, so an integer weight gives the cuts of
+    the value repeated that many times.
     """
-    v = values[~np.isnan(values)]
+    present = ~np.isnan(values)
+    if weights is not None:
+        present &= weights > 0
+        w = weights[present]
+    v = values[present]
     if v.size == 0:
         return np.empty(0)
-    v = np.sort(v)
+    if weights is None:
+        v = np.sort(v)
+    else:
+        order = np.argsort(v, kind="stable")
+        v, w = v[order], w[order]
     uniq = np.unique(v)
     if uniq.size <= max_bin:
         return uniq[1:].astype(np.float64)
-    n = v.size
-    ranks = np.minimum(n - 1, np.ceil(np.arange(1, max_bin) * n / max_bin).astype(np.int64))
+    if weights is None:
+        n = v.size
+        ranks = np.minimum(n - 1, np.ceil(np.arange(1, max_bin) * n / max_bin).astype(np.int64))
+    else:  # the value at weighted rank r is the first whose cumulative weight exceeds r
+        cw = np.cumsum(w)
+        r = np.ceil(np.arange(1, max_bin) * cw[-1] / max_bin)
+        ranks = np.minimum(v.size - 1, np.searchsorted(cw, r, side="right"))
     cuts = np.unique(v[ranks])
     return cuts[cuts > v[0]].astype(np.float64)
 
@@ -73,19 +91,24 @@ def _offsets(edge_off: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(n_edges + 1)]).astype(np.int64)
 
 
-def cuts_of(X: np.ndarray | sp.csr_matrix, max_bin: int) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenated cut values and their offsets, one block per feature."""
+def cuts_of(X: np.ndarray | sp.csr_matrix, max_bin: int,
+            sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated cut values and their offsets, one block per feature (each from
+    :func:`feature_edges`, with the rows' ``sample_weight`` when given)."""
     if not 2 <= max_bin <= 65535:
         raise ValueError(f"max_bin must be in [2, 65535], got {max_bin}")
     d = X.shape[1]
     per: list[np.ndarray] = []
+    w = sample_weight
     if sp.issparse(X):
         C = sp.csc_matrix(X)
         for f in range(d):
-            per.append(feature_edges(C.data[C.indptr[f]:C.indptr[f + 1]], max_bin))
+            lo, hi = C.indptr[f], C.indptr[f + 1]
+            per.append(feature_edges(C.data[lo:hi], max_bin,
+                                     None if w is None else w[C.indices[lo:hi]]))
     else:
         for f in range(d):
-            per.append(feature_edges(X[:, f], max_bin))
+            per.append(feature_edges(X[:, f], max_bin, w))
     edge_off = np.concatenate([[0], np.cumsum([len(e) for e in per])]).astype(np.int64)
     edges = np.concatenate(per) if per else np.empty(0)
     return edges.astype(np.float64), edge_off

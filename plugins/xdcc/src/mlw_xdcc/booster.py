@@ -127,10 +127,12 @@ def _sigmoid(m: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-m))
 
 
-def prior_margin(Y: np.ndarray) -> np.ndarray:
-    """Base margins from the label priors: logit of each label's training frequency,
-    clipped to [1e-6, 1 - 1e-6]."""
-    p = np.clip(Y.mean(axis=0), 1e-6, 1 - 1e-6)
+def prior_margin(Y: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Base margins from the label priors: logit of each label's training frequency
+    (weighted by ``sample_weight`` when given), clipped to [1e-6, 1 - 1e-6]."""
+    freq = Y.mean(axis=0) if sample_weight is None else (
+        sample_weight @ Y / sample_weight.sum())
+    p = np.clip(freq, 1e-6, 1 - 1e-6)
     return np.log(p / (1 - p))
 
 
@@ -143,7 +145,8 @@ def pool_slots(n: int, depth: int) -> int:
 
 def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
                  seed: int = 0, mask: np.ndarray | None = None,
-                 base_margin: np.ndarray | None = None) -> tuple[TreeEnsemble, np.ndarray]:
+                 base_margin: np.ndarray | None = None,
+                 sample_weight: np.ndarray | None = None) -> tuple[TreeEnsemble, np.ndarray]:
     """Boost ``params.n_estimators`` trees on binned features ``B`` for the 0/1 labels
     ``Y`` (dense uint8, (n, L)); ``params`` as validated by
     :meth:`BoosterParams.booster_params` (``max_bin`` and ``random_state`` are not used
@@ -152,13 +155,25 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
     ``mask`` (uint8, (n, L)) zeroes the gradient and hessian of an instance's label
     where it is 0 (the dynamic chain's separate-and-conquer).  Returns the ensemble and
     the final training margins.
+
+    ``sample_weight`` (float64, (n,), >= 0, as the core validated it) multiplies each
+    row's gradients and hessians and weighs the label priors; rows of weight 0 are
+    left out of every tree (and out of the subsample draws), as if dropped, though their
+    training margins are still computed.  The instance-count column of the gradient
+    rows stays 1 per row: it only tells whether a child has rows.  So an integer weight
+    acts as that many copies of the row (the quantile cuts must be weighted too: see
+    :func:`mlw_xdcc.binning.cuts_of`), up to the rounding of the gradient sums.
     """
     n, L = Y.shape
     crit = SPLIT_CRITERIA.index(params.split)
     rng = np.random.default_rng(seed)
     Y = np.ascontiguousarray(Y, dtype=np.uint8)
     mask = np.ones_like(Y) if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)
-    base = prior_margin(Y) if base_margin is None else np.asarray(base_margin, np.float64)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if w is not None and not w.sum() > 0:
+        raise ValueError("sample_weight is zero on every training row of the booster")
+    base = (prior_margin(Y, w) if base_margin is None
+            else np.asarray(base_margin, np.float64))
     margin = np.tile(base, (n, 1))
     W = 2 * L + 1
     GH = np.empty((n, W))
@@ -183,11 +198,12 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
                                            "value")}
     roots = np.empty(params.n_estimators, dtype=np.int64)
     offset = 0
-    all_rows = np.arange(n, dtype=np.int64)
+    all_rows = (np.arange(n, dtype=np.int64) if w is None
+                else np.flatnonzero(w > 0).astype(np.int64))
     n_cols = max(1, int(round(params.colsample_bytree * d))) if d else 0
     for t in range(params.n_estimators):
         if params.subsample < 1.0:
-            rows = np.flatnonzero(rng.random(n) < params.subsample).astype(np.int64)
+            rows = all_rows[rng.random(all_rows.shape[0]) < params.subsample]
         else:
             rows = all_rows.copy()
         if n_cols < d:
@@ -197,6 +213,8 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
         fmask = np.zeros(d, dtype=np.bool_)
         fmask[feats] = True
         K.logistic_gradients(margin, Y, mask, GH)
+        if w is not None:
+            GH[:, :2 * L] *= w[:, None]
         k = K.grow_tree(*B.kernel_layout(), B.feat_off, fmask, feats, GH, rows, L, depth,
                         crit, float(params.reg_lambda), float(params.gamma),
                         float(params.min_child_weight), float(params.learning_rate), pool,

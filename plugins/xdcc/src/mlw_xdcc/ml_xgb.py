@@ -55,7 +55,9 @@ class MLXGB(_ThresholdedBooster):
     Logistic loss per label; second-order boosting with histogram split finding on at
     most ``max_bin`` quantile bins; ``split`` selects one of the six criteria of the
     paper's Table 1.  NaN in dense ``X`` and absent entries of CSR ``X`` are missing
-    values and go to the side learned at each split.
+    values and go to the side learned at each split.  ``fit(X, Y, sample_weight=w)``
+    weighs the rows' gradients, hessians, label priors and quantile cuts (see
+    :func:`mlw_xdcc.booster.fit_ensemble`); BR-XGB passes ``w`` to each label's booster.
 
     Examples
     --------
@@ -67,13 +69,14 @@ class MLXGB(_ThresholdedBooster):
     (60, 2)
     """
 
-    def _fit(self, X: Any, Y: Any) -> None:
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         params = self.booster_params()
         Yd = dense_labels(Y)
-        edges, edge_off = cuts_of(X, params.max_bin)
+        edges, edge_off = cuts_of(X, params.max_bin, sample_weight)
         self.ensemble_: TreeEnsemble
         self.ensemble_, margin = fit_ensemble(bin_matrix(X, edges, edge_off), Yd, params,
-                                              seed=params.random_state)
+                                              seed=params.random_state,
+                                              sample_weight=sample_weight)
         self._fit_scores = _sigmoid(margin)  # the threshold's scores, without a new pass
 
     def _predict_proba(self, X: Any) -> np.ndarray:
@@ -92,15 +95,16 @@ class MLXGB(_ThresholdedBooster):
 class BRXGB(_ThresholdedBooster):
     """Binary relevance with the same booster: one single-label ensemble per label."""
 
-    def _fit(self, X: Any, Y: Any) -> None:
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         params = self.booster_params()
         Yd = dense_labels(Y)
-        edges, edge_off = cuts_of(X, params.max_bin)
+        edges, edge_off = cuts_of(X, params.max_bin, sample_weight)
         B = bin_matrix(X, edges, edge_off)
         self.ensembles_: list[TreeEnsemble] = []
         margins = []
         for j in range(Yd.shape[1]):
-            ens, m = fit_ensemble(B, Yd[:, j:j + 1], params, seed=params.random_state + j)
+            ens, m = fit_ensemble(B, Yd[:, j:j + 1], params, seed=params.random_state + j,
+                                  sample_weight=sample_weight)
             self.ensembles_.append(ens)
             margins.append(m)
         self._fit_scores = _sigmoid(np.hstack(margins))  # the threshold's scores

@@ -128,6 +128,15 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
     README for the measurements behind the cap).  ``round_seconds_`` holds the process
     CPU time at the end of each training round.
 
+    ``fit(X, Y, sample_weight=w)``: each booster of the chain weighs its rows'
+    gradients and hessians and its label priors by ``w``, the quantile cuts of the
+    features and of each round's label-features are weighted quantiles, and rows of
+    weight 0 are left out of every tree (they are still propagated, so the chain is the
+    same for every row).  With in-sample propagation an integer weight is the row
+    repeated that many times and a weight of 0 dropping the row (tested; equal up to
+    the rounding of the gradient sums).  Out-of-fold propagation draws the folds per
+    row.  The threshold is fitted unweighted (the core's rule).
+
     ``propagation``: how the *training* instances' labels are propagated.
     ``"in_sample"`` (default, the paper's): with the training predictions of the
     round's booster, which has seen those rows, so the training label-features are
@@ -160,8 +169,9 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
     propagation_folds: int = 5
     threshold: Any = DEFAULT_THRESHOLD
 
-    def _fit(self, X: Any, Y: Any) -> None:
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         params = self.booster_params()
+        w = sample_weight
         Yd = dense_labels(Y)
         n, L = Yd.shape
         c = check_param("chain_length", self.chain_length, int, low=1, allow_none=True)
@@ -175,7 +185,12 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
         self.chain_length_ = int(min(c, L))
         self.probability_features_, self.over_all_ = prob, over_all
         folds = self._propagation_folds(n)
-        edges, edge_off = cuts_of(X, params.max_bin)
+        if folds is not None and w is not None:
+            for k in range(self.propagation_folds):
+                if not w[folds != k].sum() > 0:
+                    raise ValueError(f"sample_weight is zero on every training row outside "
+                                     f"propagation fold {k} (propagation='out_of_fold')")
+        edges, edge_off = cuts_of(X, params.max_bin, w)
         B0 = bin_matrix(X, edges, edge_off)
         if folds is not None:
             B0_in = [bin_matrix(X[folds != k], edges, edge_off)
@@ -188,11 +203,12 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
             seed = params.random_state + r
             p = state.label_features(prob)
             if prob:        # quantile cuts of this round's training label-features
-                cuts = cuts_of(p, params.max_bin)
+                cuts = cuts_of(p, params.max_bin, w)
                 B = append_block(B0, p, *cuts)
             else:
                 B = append_binary_block(B0, p)
-            ens, margin = fit_ensemble(B, Yd, params, seed=seed, mask=1 - state.frozen)
+            ens, margin = fit_ensemble(B, Yd, params, seed=seed, mask=1 - state.frozen,
+                                       sample_weight=w)
             self.ensembles_.append(ens)
             if folds is None:
                 state.step(_sigmoid(margin))
@@ -204,7 +220,8 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
                 Bk = (append_block(B0_in[k], p[a], *cuts) if prob
                       else append_binary_block(B0_in[k], p[a]))
                 ens_k, _ = fit_ensemble(Bk, Yd[a], params, seed=seed,
-                                        mask=1 - state.frozen[a])
+                                        mask=1 - state.frozen[a],
+                                        sample_weight=None if w is None else w[a])
                 P[b] = ens_k.predict_proba(augment(X[b], p[b]))
             state.step(P)
             self.round_seconds_.append(time.process_time() - t0)
