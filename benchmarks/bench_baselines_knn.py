@@ -2,7 +2,7 @@
 scikit-learn ``KNeighborsClassifier``, on the same splits, in one run.
 
     python benchmarks/bench_baselines_knn.py [--datasets emotions,scene,yeast,enron,bibtex]
-        [--imdb] [--imdb-skml] [--metric euclidean] [--k 10] [--repeat 1]
+        [--imdb] [--imdb-skml] [--no-skml] [--metric euclidean] [--k 10] [--repeat 1]
         [--skml-cap SECONDS]
 
 Every side uses k = 10 and the same metric (Euclidean by default: ML-kNN's paper,
@@ -320,6 +320,8 @@ def main() -> None:
     ap.add_argument("--datasets", default="emotions,scene,yeast,enron,bibtex")
     ap.add_argument("--imdb", action="store_true")
     ap.add_argument("--imdb-skml", action="store_true")
+    ap.add_argument("--no-skml", action="store_true",
+                    help="leave scikit-multilearn out (mlw against scikit-learn only)")
     ap.add_argument("--metric", default="euclidean", choices=["euclidean", "cosine"])
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=1,
@@ -339,7 +341,8 @@ def main() -> None:
     print(f"k={args.k} metric={args.metric}; cpu/wall in s; ratio = peer / mlw")
     for name in names:
         Xtr, Ytr, Xte, Yte = load(name)
-        skml = name != "imdb" or args.imdb_skml or args.skml_cap is not None
+        skml = not args.no_skml and (name != "imdb" or args.imdb_skml
+                                     or args.skml_cap is not None)
         print(f"\n== {name}: {Xtr.shape[0]} train / {Xte.shape[0]} test, "
               f"{Xtr.shape[1]} features ({'CSR' if sp.issparse(Xtr) else 'dense'}), "
               f"{Ytr.shape[1]} labels")

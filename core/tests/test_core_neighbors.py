@@ -245,3 +245,32 @@ def test_import_is_lazy() -> None:
     code = ("import sys, mlw; assert 'mlw.neighbors' not in sys.modules; "
             "import mlw.neighbors; assert 'mlw.neighbors._kernels' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_self_search_visits_each_pair_once_with_the_same_results(
+        metric: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the leave-one-out self query (every pair once, both top-k lists updated) against
+    # the brute force and, bit for bit, the per-query kernel (exclude=rows); rows that
+    # touch most rows (full scan) beside short ones (touched rows, then for Euclidean
+    # the rows sharing no feature, by norm); negative values, so a shared feature can
+    # make a dot product negative; with and without the frequent features' dense columns
+    rng = np.random.default_rng(21)
+    T = _random(rng, 70, 40, 0.05, "real") - 0.3 * _random(rng, 70, 40, 0.05, "real")
+    T[:25, :3] = rng.random((25, 3)) + 0.2  # three frequent features
+    T[40] = 0.0
+    T[41, 39] = 0.001                        # a short row sharing little
+    M = sp.csr_matrix(T)
+    rows = np.arange(70)
+    results = []
+    for share in (0.2, 2.0):  # dense columns for features in >= 20% of rows; none
+        monkeypatch.setattr(mlw.neighbors, "_FREQUENT_FEATURE_MIN", share)
+        index = NeighborIndex(M, metric=metric)
+        assert index._dense_cols.shape[0] == (3 if share < 1 else 0)
+        got = index.query(k=6)
+        per_query = index.query(M, k=6, exclude=rows)
+        assert np.array_equal(got[0], per_query[0]) and np.array_equal(got[1], per_query[1])
+        results.append(got)
+        _assert_same(_lists(*got), naive.kneighbors(T, T, 6, metric, exclude=list(rows)),
+                     False)
+    assert all(np.array_equal(a, b) for a, b in zip(results[0], results[1], strict=True))

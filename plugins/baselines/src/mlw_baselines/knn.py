@@ -166,14 +166,15 @@ class MLkNN(_NeighbourLearner):
         counts = np.stack([b.reshape(L, k + 1), a.reshape(L, k + 1)]).astype(np.float64)
         self.counts_ = counts
         self.likelihood_ = (s + counts) / (s * (k + 1) + counts.sum(axis=2, keepdims=True))
+        # P(H1_j | C_j = c) for every label and count: a prediction is one lookup
+        on = self.prior_[:, None] * self.likelihood_[1]
+        off = (1.0 - self.prior_[:, None]) * self.likelihood_[0]
+        self._posterior_table = (on / (on + off)).ravel()
         self._train_scores = self._posterior(C)
 
     def _posterior(self, C: np.ndarray) -> np.ndarray:
-        Ci = C.astype(np.int64)
-        j = np.arange(self.n_labels_)[None, :]
-        on = self.prior_[None, :] * self.likelihood_[1][j, Ci]
-        off = (1.0 - self.prior_[None, :]) * self.likelihood_[0][j, Ci]
-        return on / (on + off)
+        cols = np.arange(self.n_labels_) * (self.k_ + 1)
+        return self._posterior_table[C.astype(np.int64) + cols[None, :]]
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self._posterior(self._counts(X)[0])
