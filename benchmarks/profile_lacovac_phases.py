@@ -48,7 +48,7 @@ from numba.extending import intrinsic
 
 import mlw
 from mlw_lacovac import LaCovaC
-from mlw_lacovac._kernels import build, split_dense
+from mlw_lacovac._kernels import build, criterion, split_dense
 from mlw_lacovac._tree import TreeBuilder, child_sizes
 from mlw_lacovac.model import check_training_data
 
@@ -59,7 +59,7 @@ COUNTERS = ["leaf", "hsplit", "vsplit", "searched", "search_rows", "feature_rows
 #: inside search_dense (dense X only): gathering the node's bins and ordering the rows
 #: by bin, per feature; the candidates' criterion (``evaluate``); the rest of the row
 #: scan (moving each row's labels and pairs to one side, the bin tests)
-SEARCH = ["s.order", "s.evaluate", "s.scan"]
+SEARCH = ["s.order", "s.evaluate", "s.scan", "s.calls", "s.exact", "s.exact_cycles"]
 
 
 @intrinsic
@@ -84,9 +84,31 @@ def _statement_end(lines: list[str], i: int) -> int:
     raise AssertionError("unbalanced statement")
 
 
+def instrumented_evaluate(base: int):
+    """``evaluate`` with ``ph`` as its first parameter, counting its calls into
+    ``ph[base + 3]``, those that need the exact pair sums (``lacova_exact``) into
+    ``ph[base + 4]`` and timing those into ``ph[base + 5]``."""
+    src = inspect.getsource(criterion.evaluate)
+    src = src.replace('@njit(cache=True, inline="always")\n', "")
+    src = src.replace("def evaluate(nm,", "def evaluate_i(ph, nm,", 1)
+    src = src.replace("    if crit != CRIT_LACOVA:\n",
+                      f"    ph[{base + 3}] += 1\n    if crit != CRIT_LACOVA:\n", 1)
+    src = src.replace("    return lacova_exact(",
+                      f"    ph[{base + 4}] += 1\n    _tx = _cycles()\n    _q = lacova_exact(", 1)
+    src = src.replace("best_q)\n", f"best_q)\n    ph[{base + 5}] += _cycles() - _tx\n"
+                      "    return _q\n", 1)
+    assert src.count("_cycles()") == 2 and "return _q" in src, \
+        "evaluate changed: update the marks"
+    ns = dict(vars(criterion))
+    ns["_cycles"] = _cycles
+    exec(compile(src, "<instrumented evaluate>", "exec"), ns)  # noqa: S102
+    return njit(inline="always")(ns["evaluate_i"])
+
+
 def instrumented_search_dense(base: int):
     """``search_dense`` with ``ph`` as its first parameter and its pieces timed into
-    ``ph[base:base + 3]`` (order, evaluate, the whole feature loop)."""
+    ``ph[base:base + 3]`` (order, evaluate, the whole feature loop); its ``evaluate``
+    counts (:func:`instrumented_evaluate`)."""
     src = inspect.getsource(split_dense.search_dense)
     src = src.replace("@njit(cache=True)\n", "")
     src = src.replace("def search_dense(XT,", "def search_dense_i(ph, XT,", 1)
@@ -95,7 +117,7 @@ def instrumented_search_dense(base: int):
     src = src.replace("        for i in range(n - 1):\n",
                       f"        ph[{base}] += _cycles() - _ts\n        for i in range(n - 1):\n", 1)
     src = src.replace("            q = evaluate(",
-                      "            _te = _cycles()\n            q = evaluate(", 1)
+                      "            _te = _cycles()\n            q = evaluate_i(ph, ", 1)
     src = src.replace("            if q < best_q - 1e-12:\n",
                       f"            ph[{base + 1}] += _cycles() - _te\n"
                       "            if q < best_q - 1e-12:\n", 1)
@@ -107,6 +129,7 @@ def instrumented_search_dense(base: int):
     assert src.count("_cycles()") == 6, "search_dense changed: update the marks"
     ns = dict(vars(split_dense))
     ns["_cycles"] = _cycles
+    ns["evaluate_i"] = instrumented_evaluate(base)
     exec(compile(src, "<instrumented search_dense>", "exec"), ns)  # noqa: S102
     return njit(ns["search_dense_i"])
 
@@ -218,13 +241,17 @@ def main() -> None:
               + f"  {os.getloadavg()[0]:5.1f}", flush=True)
         print(f"{'  est s':8} {'':6} " + " ".join(f"{s * cpu:9.3f}" for s in share), flush=True)
         base = len(PHASES) + len(COUNTERS)
-        order, ev, loop = (float(x) for x in ph[base:base + len(SEARCH)])
+        order, ev, loop, calls, exact, exact_cyc = (float(x) for x in
+                                                    ph[base:base + len(SEARCH)])
         if loop > 0:  # dense X: the search's own pieces, as shares of its feature loop
             print(f"{'  search':8} order {100 * order / loop:.1f}%, evaluate "
                   f"{100 * ev / loop:.1f}%, the rest of the scan "
                   f"{100 * (loop - order - ev) / loop:.1f}% (of the search's feature loop, "
                   f"{100 * loop / cyc[PHASES.index('search')]:.1f}% of the search phase)",
                   flush=True)
+            print(f"{'':8} {int(calls)} candidates evaluated, {int(exact)} "
+                  f"({100 * exact / max(calls, 1):.1f}%) needed the exact pair sums, which "
+                  f"took {100 * exact_cyc / loop:.1f}% of the feature loop", flush=True)
 
 
 if __name__ == "__main__":
