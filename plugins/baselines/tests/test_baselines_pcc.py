@@ -35,17 +35,18 @@ def _linear_oracle(A, W):
 @pytest.mark.parametrize("L", [1, 2, 5, 7])
 def test_exact_kernel_equals_brute_force(L):
     A, W = _random_chain(n=6, L=L, seed=L)
-    marg, mode, lp = _kernels.pcc_exact_linear(A, W)
-    for i in range(A.shape[0]):
-        m, y, l_best = brute_force_marginals_and_mode(linear_link(A[i], W), L)
-        np.testing.assert_allclose(marg[i], m, rtol=1e-10, atol=1e-13)
-        np.testing.assert_array_equal(mode[i], y)
-        assert lp[i] == pytest.approx(l_best, rel=1e-10)
+    for chunks in (1, 4):
+        marg, mode, lp = _kernels.pcc_exact_linear(A, W, chunks)
+        for i in range(A.shape[0]):
+            m, y, l_best = brute_force_marginals_and_mode(linear_link(A[i], W), L)
+            np.testing.assert_allclose(marg[i], m, rtol=1e-10, atol=1e-13)
+            np.testing.assert_array_equal(mode[i], y)
+            assert lp[i] == pytest.approx(l_best, rel=1e-10)
 
 
 def test_generic_exact_equals_kernel_and_chunks_do_not_matter():
     A, W = _random_chain(n=9, L=6, seed=11)
-    ref = _kernels.pcc_exact_linear(A, W)
+    ref = _kernels.pcc_exact_linear(A, W, 1)
     for max_rows in (1, 40, 1 << 16):
         got = _inference.exact(_linear_oracle(A, W), 9, 6, max_rows=max_rows)
         np.testing.assert_allclose(got[0], ref[0], rtol=1e-9, atol=1e-12)
@@ -56,7 +57,7 @@ def test_generic_exact_equals_kernel_and_chunks_do_not_matter():
 @pytest.mark.parametrize("L", [3, 6])
 def test_beam_at_least_2_to_the_L_equals_exact(L):
     A, W = _random_chain(n=8, L=L, seed=20 + L)
-    exact = _kernels.pcc_exact_linear(A, W)
+    exact = _kernels.pcc_exact_linear(A, W, 1)
     for width in (2 ** L, 2 ** L + 3):
         for got in (_kernels.pcc_beam_linear(A, W, width),
                     _inference.beam(_linear_oracle(A, W), 8, L, width)):
@@ -67,7 +68,7 @@ def test_beam_at_least_2_to_the_L_equals_exact(L):
 
 def test_beam_kernel_equals_generic_beam_and_is_a_lower_bound():
     A, W = _random_chain(n=30, L=9, seed=5, scale=1.0)
-    exact = _kernels.pcc_exact_linear(A, W)
+    exact = _kernels.pcc_exact_linear(A, W, 1)
     for width in (1, 2, 5):
         k = _kernels.pcc_beam_linear(A, W, width)
         g = _inference.beam(_linear_oracle(A, W), 30, 9, width)
@@ -87,7 +88,7 @@ def test_beam_kernel_equals_generic_beam_and_is_a_lower_bound():
 def test_exact_mode_ties_go_to_the_lexicographically_smallest():
     A = np.zeros((1, 3))
     W = np.zeros((3, 3))  # uniform: every vector has probability 1/8
-    for marg, mode, _ in (_kernels.pcc_exact_linear(A, W),
+    for marg, mode, _ in (_kernels.pcc_exact_linear(A, W, 1),
                           _kernels.pcc_beam_linear(A, W, 8),
                           _kernels.pcc_beam_linear(A, W, 3),
                           _inference.exact(_linear_oracle(A, W), 1, 3),

@@ -53,61 +53,21 @@ def chain_greedy_linear(A, W):
 
 
 @njit(cache=True)
-def pcc_exact_linear(A, W):
-    """Exact PCC inference by depth-first enumeration of all ``2**L`` label vectors.
+def pcc_exact_linear(A, W, n_chunks):
+    """Exact PCC inference: :func:`epcc_exact_linear` with the one chain as its only
+    member, in chain order (all ``2**L`` label vectors enumerated depth first in
+    probability space, one exp per node, where a log-space enumeration takes two
+    log-sigmoids).
 
-    Returns ``(marginals float64 (n, L), mode uint8 (n, L), mode_log_proba (n,))``.
-    The marginals are normalised by the enumerated total mass (1 up to rounding).
+    Returns ``(marginals float64 (n, L), mode uint8 (n, L), mode_log_proba (n,))`` in
+    chain positions: the marginals normalised by the enumerated total mass (1 up to
+    rounding), the most probable vector (ties: the lexicographically smallest in chain
+    order) and the log of its probability. Memory: ``2**L`` floats per chunk.
     """
-    n, L = A.shape
-    marg = np.zeros((n, L), dtype=np.float64)
-    mode = np.zeros((n, L), dtype=np.uint8)
-    mode_lp = np.empty(n, dtype=np.float64)
-    z = np.empty((L + 1, L), dtype=np.float64)   # z[d, j]: logit of link j given y_<d
-    lp = np.empty(L + 1, dtype=np.float64)       # log-probability of the prefix y_<d
-    state = np.zeros(L + 1, dtype=np.int64)      # next value to try at depth d (2: done)
-    y = np.zeros(L, dtype=np.uint8)
-    for i in range(n):
-        for j in range(L):
-            z[0, j] = A[i, j]
-        lp[0] = 0.0
-        state[:] = 0
-        best = -np.inf
-        total = 0.0
-        d = 0
-        while d >= 0:
-            if d == L:
-                p = np.exp(lp[L])
-                total += p
-                for j in range(L):
-                    if y[j]:
-                        marg[i, j] += p
-                if lp[L] > best:
-                    best = lp[L]
-                    for j in range(L):
-                        mode[i, j] = y[j]
-                d -= 1
-                continue
-            s = state[d]
-            if s == 2:
-                state[d] = 0
-                d -= 1
-                continue
-            state[d] = s + 1
-            y[d] = s
-            if s == 1:
-                lp[d + 1] = lp[d] + log_sigmoid(z[d, d])
-                for j in range(d + 1, L):
-                    z[d + 1, j] = z[d, j] + W[j, d]
-            else:
-                lp[d + 1] = lp[d] + log_sigmoid(-z[d, d])
-                for j in range(d + 1, L):
-                    z[d + 1, j] = z[d, j]
-            d += 1
-        for j in range(L):
-            marg[i, j] /= total
-        mode_lp[i] = best
-    return marg, mode, mode_lp
+    L = A.shape[1]
+    orders = np.arange(L).reshape(1, L)
+    return epcc_exact_linear(np.ascontiguousarray(A),
+                             np.ascontiguousarray(W).reshape(1, L, L), orders, n_chunks)
 
 
 @njit(cache=True)
@@ -244,7 +204,7 @@ def pcc_beam_final_linear(A, W, beam):
 @njit(parallel=True, cache=True)
 def epcc_exact_linear(A, W, orders, n_chunks):
     """Exact inference of the mixture of ``m`` linear chains: every member enumerates all
-    ``2**L`` label vectors (depth first, as :func:`pcc_exact_linear`) and adds its
+    ``2**L`` label vectors (depth first, 0 before 1) and adds its
     probability of each to a table indexed by the vector in *label order* (label 0 the
     most significant bit).
 

@@ -4,6 +4,7 @@ inference for subset accuracy (the joint mode) and exact marginals."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,9 @@ class ProbabilisticClassifierChain(ChainModel):
         if self.linear_coef_ is not None:
             A, W = self._feature_logits(X), self.linear_chain_weights_
             if self.inference_ == "exact":
-                marg, mode, lp = _kernels.pcc_exact_linear(A, W)
+                # a 2**L table per chunk: at most 2**25 floats (256 MB) in all
+                chunks = max(1, min(n, 4 * (os.cpu_count() or 1), (1 << 25) >> L))
+                marg, mode, lp = _kernels.pcc_exact_linear(A, W, chunks)
             else:
                 marg, mode, lp = _kernels.pcc_beam_linear(A, W, width)
         elif self.inference_ == "exact":
