@@ -36,7 +36,7 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
       "labelset_size": "k, labels per labelset",
       "n_estimators": "RAkEL-o's number of labelsets (None: min(2L, C(L, k)))",
       "vote_threshold": "RAkEL-o predicts a label whose vote share is at least this",
-      "random_state": _SEED, "n_jobs": _N_JOBS}),
+      "random_state": _SEED, "n_jobs": _N_JOBS, "top_label": TOP_LABEL_DOC}),
     ("ecc", "mlw_baselines.chain_ensembles:EnsembleOfClassifierChains",
      "Ensemble of classifier chains (Read et al. 2011): random orders and bagging, "
      "averaged chain outputs thresholded",

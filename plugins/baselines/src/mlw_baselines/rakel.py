@@ -109,6 +109,12 @@ class RandomKLabelsets(MultiLabelLearner):
         Seed of the labelsets and of the randomised shortcut classifiers.
     n_jobs : int or None
         LPs fitted in parallel by joblib (``None``: one at a time, ``-1``: all cores).
+    top_label : bool or "auto"
+        The core's top-label rule on the vote: a row with no label voted in gets its
+        label of highest ``predict_proba``. ``"auto"`` (default) only when at most 1% of
+        the training label sets are empty; ``False`` is the paper's vote alone, which
+        left 10.3% of scene's test rows empty where none is (issue 19,
+        ``docs/thresholds.md``).
 
     Attributes
     ----------
@@ -137,7 +143,8 @@ class RandomKLabelsets(MultiLabelLearner):
                  mode: str = "overlapping",
                  labelset_size: int = 3, n_estimators: int | None = None,
                  vote_threshold: float = 0.5, random_state: int | None = 0,
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, top_label: bool | str = "auto") -> None:
+        self.top_label = top_label
         self.base_estimator = base_estimator
         self.base_params = base_params
         self.mode = mode
