@@ -50,7 +50,7 @@ ADDED_LEARNERS: tuple[tuple[str, str, str, dict[str, str]], ...] = (
       "max_exact_labels": "exact inference of the mixture up to this many labels (<= 20), "
                           "beam candidates above",
       "beam_width": "prefixes kept per depth by each member's beam search",
-      "random_state": _SEED, "n_jobs": _N_JOBS}),
+      "random_state": _SEED, "n_jobs": _N_JOBS, "top_label": TOP_LABEL_DOC}),
     ("homer", "mlw_baselines.homer:HOMER",
      "HOMER (Tsoumakas et al. 2008): a tree of label clusters (balanced k-means) with a "
      "binary relevance per node",

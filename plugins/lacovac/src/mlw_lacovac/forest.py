@@ -51,6 +51,12 @@ class LaCovaCForest(MultiLabelLearner):
     n_jobs : int or None
         Threads that grow trees at once (the tree builder releases the GIL); None or 1:
         one thread, -1: one per CPU. The forest is the same whatever ``n_jobs``.
+    top_label : bool or "auto"
+        The core's top-label rule on the vote: a row whose voted vector is the empty set
+        gets its label of highest mean marginal. ``"auto"`` (default) only when at most
+        1% of the training label sets are empty; ``False`` is the vote alone, which left
+        2-39% of the test rows empty on shared datasets where none is (issue 19,
+        ``docs/thresholds.md``).
     """
 
     _joint_prediction: ClassVar[bool] = True
@@ -59,7 +65,9 @@ class LaCovaCForest(MultiLabelLearner):
                  min_samples: int = 5, z: float = 1.96, alpha: float = 1.0,
                  bootstrap: bool = True, random_state: int = 0,
                  marginals: str = "laplace", max_bins: int | None = 64, min_child: int = 1,
-                 min_child_numeric: int | None = None, n_jobs: int | None = None) -> None:
+                 min_child_numeric: int | None = None, n_jobs: int | None = None,
+                 top_label: bool | str = "auto") -> None:
+        self.top_label = top_label
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.min_samples = min_samples

@@ -58,6 +58,7 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
                     "bootstrap": "grow each tree on a bootstrap sample",
                     "random_state": "seed of the bootstrap and feature draws",
                     "n_jobs": "threads growing trees at once (None or 1: one, -1: one per "
-                              "CPU); the forest is the same whatever n_jobs"},
+                              "CPU); the forest is the same whatever n_jobs",
+                    "top_label": TOP_LABEL_DOC},
         description="Bagged LaCovaC trees with random feature subsets; averages marginals "
                     "and votes on joint label vectors"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import mlw
+from mlw.registry import TOP_LABEL_DOC
 
 _COMMON = {
     "C": "weight of the slack in 1/2|w|^2 + C*xi (Eq. 6, losses in [0, 1]); the paper "
@@ -22,6 +23,7 @@ _COMMON = {
     "max_iter": "most cutting-plane iterations (QP solves)",
     "warm_start": "a refit on the same data (e.g. for another C) starts from the previous "
                   "fit's working set and constraint cache",
+    "top_label": TOP_LABEL_DOC,
 }
 
 _GENERATOR_DOCS = {
