@@ -184,7 +184,7 @@ class EnsembleOfProbabilisticClassifierChains(_ChainEnsemble):
     top_label : bool or "auto"
         The core's top-label rule on the mode: a row whose mode is the empty set gets
         its label of highest marginal. ``"auto"`` (default) only when at most 1% of the
-        training label sets are empty; ``False`` is the mode alone, which left 2-32% of
+        training label sets are empty; ``False`` is the mode alone, which left 2.2-32% of
         the test rows empty on shared datasets where none is (issue 19,
         ``docs/thresholds.md``).
 
