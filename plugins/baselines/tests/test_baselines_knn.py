@@ -106,7 +106,61 @@ def test_brknn_a_and_b_by_hand():
     assert a.top_label_ and not auto.top_label_
     S = auto.predict_proba(Xte)
     np.testing.assert_array_equal(auto.predict(Xte), (S >= 0.5).astype(auto.predict(Xte).dtype))
-    assert not auto.predict(Xte).any(axis=1).all() and forced.predict(Xte).any(axis=1).all()
+    assert not auto.predict(Xte).any(axis=1).all()
+    # forced: every row with a neighbour's label gets one (a row whose neighbours are all
+    # unlabelled has no top label and stays empty, as the core's rule leaves it)
+    np.testing.assert_array_equal(forced.predict(Xte).any(axis=1), (S > 0).any(axis=1))
+
+
+def test_brknn_extension_is_the_core_top_label_rule():
+    # X8 with instances 6 and 7 unlabelled (Y8 has 6 so already), k = 2: 12.6 ->
+    # neighbours {7, 6}, no label among them: all shares 0, and the rule (forced on)
+    # leaves the row empty; 2.6 -> {3, 2}: shares (1/2, 1/2) -> {0, 1}.
+    Y7 = Y8.copy()
+    Y7[7] = 0
+    Xq = np.array([[12.6], [2.6]])
+    a = BRkNN(k=2, top_label=True).fit(X8, Y7)
+    np.testing.assert_array_equal(a.predict_proba(Xq), [[0, 0], [0.5, 0.5]])
+    np.testing.assert_array_equal(a.predict(Xq), [[0, 0], [1, 1]])
+    # variant b, k = 4, instance 4 unlabelled too: 12.6 -> {7, 6, 5, 4}, one label
+    # (5's label 1) among them: s = round(1/4) = 0, the paper's b predicts nothing;
+    # with the rule the row gets its top share, label 1
+    Yb = Y7.copy()
+    Yb[4] = 0
+    q = np.array([[12.6]])
+    np.testing.assert_array_equal(BRkNN(k=4, variant="b", top_label=False).fit(X8, Yb)
+                                  .predict(q), [[0, 0]])
+    np.testing.assert_array_equal(BRkNN(k=4, variant="b", top_label=True).fit(X8, Yb)
+                                  .predict(q), [[0, 1]])
+    # the rule on the decision is the core's: the scores' top label for a row left
+    # empty, exactly mlw.thresholds.apply_threshold(S, inf, top_label=True) -- here with
+    # every third training row unlabelled, so both kinds of empty row occur
+    from mlw.thresholds import apply_threshold
+
+    X, Yc = correlated(n=80, d=4, L=5, seed=8)
+    Yc[:60:3] = 0
+    m = BRkNN(k=4, top_label=True).fit(X[:60], Yc[:60])
+    S = m.predict_proba(X[60:])
+    want = (S >= 0.5).astype(np.uint8)
+    empty = ~want.any(axis=1)
+    top = S[empty].max(axis=1)
+    assert (top > 0).any() and (top == 0).any()
+    want[empty] = apply_threshold(S[empty], np.inf, top_label=True)
+    P, S2 = m.predict_with_scores(X[60:])
+    np.testing.assert_array_equal(S2, S)
+    np.testing.assert_array_equal(P, want)
+    np.testing.assert_array_equal(m.predict(X[60:]), want)
+    # a model saved before top_label existed (no top_label/top_label_) kept the
+    # extension on for variant a only: unpickled, it still does
+    import pickle
+
+    for variant, on in (("a", True), ("b", False)):
+        old = BRkNN(k=4, variant=variant).fit(X[:60], Yc[:60])
+        del old.top_label, old.top_label_
+        new = pickle.loads(pickle.dumps(old))
+        assert new.top_label is on and new.top_label_ is on
+        ref = BRkNN(k=4, variant=variant, top_label=on).fit(X[:60], Yc[:60])
+        np.testing.assert_array_equal(new.predict(X[60:]), ref.predict(X[60:]))
 
 
 def test_iblr_is_binary_relevance_on_the_neighbourhood_label_fractions():

@@ -17,7 +17,6 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
-from mlw.thresholds import resolve_top_label
 from mlw.validation import check_param
 
 _METRICS = ("euclidean", "cosine")
@@ -194,7 +193,9 @@ class BRkNN(_NeighbourLearner):
 
     - ``variant="a"``: the labels with confidence ``>= 0.5``; when there is none, the
       most confident label (ties: the lowest label index) if the top-label rule is on
-      (``top_label``);
+      (``top_label``). That extension is the core's top-label rule on a joint
+      decision (:class:`mlw.MultiLabelLearner`, ``docs/thresholds.md``), not a copy of
+      it, so a row none of whose neighbours has any label stays empty;
     - ``variant="b"``: the ``s`` most confident labels, ``s`` the neighbours' mean
       number of labels rounded half up (ties: the lowest label index).
 
@@ -214,7 +215,8 @@ class BRkNN(_NeighbourLearner):
         label sets are empty (:func:`mlw.thresholds.resolve_top_label`, the core's
         adaptive rule). The paper adds it because "an instance always has a label"; on
         birds (44% of the training rows unlabelled) it forced a label on every row and
-        BRkNN-a fell to subset accuracy 0.037 (issue 19).
+        BRkNN-a fell to subset accuracy 0.037 (issue 19). With ``variant="b"`` the rule
+        gives a row whose ``s`` rounds to 0 its top label.
 
     Examples
     --------
@@ -235,19 +237,23 @@ class BRkNN(_NeighbourLearner):
         self.metric = metric
         self.top_label = top_label
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # A model saved before ``top_label`` existed (56a0f60) always applied BRkNN-a's
+        # extension, and only to variant a: it keeps doing so, now by the core's rule.
+        if "n_labels_" in state and "top_label_" not in state:
+            on = state.get("variant", "a") == "a"
+            state = {**state, "top_label": on, "top_label_": on}
+        super().__setstate__(state)
+
     def _fit(self, X: Any, Y: Any) -> None:
         check_param("variant", self.variant, str, choices=("a", "b"))
-        self.top_label_ = resolve_top_label(self.top_label, Y)
         self._build_index(X, Y)
 
     def _decide(self, conf: np.ndarray, C: np.ndarray, found: np.ndarray) -> np.ndarray:
         n, L = conf.shape
         out = np.zeros((n, L), dtype=np.uint8)
-        if self.variant == "a":
+        if self.variant == "a":  # the extension is the core's top-label rule (top_label_)
             out[conf >= 0.5] = 1
-            if getattr(self, "top_label_", True):  # a model fitted before top_label: on
-                empty = ~out.any(axis=1)
-                out[np.flatnonzero(empty), np.argmax(conf[empty], axis=1)] = 1
             return out
         size = np.floor(C.sum(axis=1) / np.maximum(found, 1) + 0.5).astype(np.int64)
         ranks = np.argsort(-conf, axis=1, kind="stable")
