@@ -20,6 +20,9 @@ As the paper (Section IV-D1), when the selected k is the grid's largest (29) the
 is repeated on k = 1..59 (``--no-extend``: not). ``--feature-votes`` is the learners'
 reading of conf_FL: ``neighbour_mean`` (their default), ``all`` (the formula as printed)
 or ``neighbours``.
+``--checkpoint DIR`` saves every CV fold's metric sums as it finishes and a re-run with
+the same arguments resumes from them; ``--only-folds 0,1,..`` selects on those folds
+alone (the mean over them: the figures of an interrupted run, reported as partial).
 ``--nested`` instead runs a nested cross-validation on the whole dataset (outer 10
 stratified folds; in each, the full search on the outer training part, refit, score on
 the outer test part), the unbiased estimate for datasets without a split (medical).
@@ -175,8 +178,11 @@ def main() -> None:
     ap.add_argument("--no-extend", action="store_true",
                     help="keep k in 1..29 even when the best k is 29 (the paper extends "
                          "to 1..59)")
+    ap.add_argument("--checkpoint", help="directory for the per-fold CV sums (resumable)")
+    ap.add_argument("--only-folds", help="select on these CV folds only, e.g. 0,1,2")
     ap.add_argument("--out", default="/tmp/bench_lcif_quality.jsonl")
     a = ap.parse_args()
+    only = [int(f) for f in a.only_folds.split(",")] if a.only_folds else None
 
     from mlw_lcif.search import METRICS, search_with_feature_norm
 
@@ -197,7 +203,8 @@ def main() -> None:
             res = search_with_feature_norm(Xtr, Ycsr, norms=norms, kind=kind,
                                            metric=a.metric, n_folds=a.folds, seed=0,
                                            feature_votes=a.feature_votes,
-                                           extend_k=not a.no_extend)
+                                           extend_k=not a.no_extend,
+                                           checkpoint=a.checkpoint, only_folds=only)
             secs = time.perf_counter() - t
             by_norm = res["by_feature_norm"]
             norm_sets = [tuple(norms)]
@@ -216,7 +223,7 @@ def main() -> None:
                         **{k: best[k] for k in ("feature_norm", "k_ins", "k_feat", "lam")},
                         "cv_metrics": {m: float(best["cv"][METRICS[m]]) * sign[m]
                                        for m in SHOW},
-                        "search_s": secs, "folds": a.folds,
+                        "search_s": secs, "folds": a.folds, "folds_used": res["folds"],
                         "feature_votes": a.feature_votes,
                         "k_grid_extended": res["k_grid_extended"]}
                     per_cv = {}

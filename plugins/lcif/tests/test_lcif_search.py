@@ -212,3 +212,34 @@ def test_table_one_statistics_of_bibtex(mulan_dir) -> None:
     te = mlw.load_dataset(mulan_dir / "bibtex-test.arff")
     assert (tr.X.shape, te.X.shape[0], tr.Y.shape[1]) == ((4880, 1836), 2515, 159)
     assert round(float(tr.Y.sum()) / 4880, 2) == 2.38
+
+
+@pytest.mark.pipeline
+def test_a_checkpointed_search_resumes_to_the_uninterrupted_scores(tmp_path) -> None:
+    """Folds saved by an interrupted search are loaded, not recomputed, and the resumed
+    search gives the uninterrupted scores bit for bit; ``only_folds`` is the mean over
+    those folds; other arguments never read the saved folds."""
+    X, Y = _data(2)
+    Xs, Ycsr = P.FeatureScaler().fit(X).transform(X), sp.csr_matrix(Y)
+    kw = dict(n_folds=4, seed=3, k_grid=(1, 3, 5), lam_grid=(0.0, 0.5, 1.0))
+    full = search_hyperparameters(Xs, Ycsr, **kw)
+    one = {f: search_hyperparameters(Xs, Ycsr, only_folds=[f], checkpoint=tmp_path,
+                                     **kw)["all_scores"] for f in (0, 2)}
+    assert len(list(tmp_path.glob("*.npy"))) == 2
+    two = search_hyperparameters(Xs, Ycsr, only_folds=[2, 0], checkpoint=tmp_path, **kw)
+    assert two["folds"] == [0, 2]
+    np.testing.assert_allclose(two["all_scores"], (one[0] + one[2]) / 2, rtol=0, atol=1e-15)
+    resumed = search_hyperparameters(Xs, Ycsr, checkpoint=tmp_path, **kw)
+    np.testing.assert_array_equal(resumed["all_scores"], full["all_scores"])
+    assert resumed["folds"] == [0, 1, 2, 3] and len(list(tmp_path.glob("*.npy"))) == 4
+    # a saved fold is read: zero fold 1's file and the mean loses exactly its part
+    f1 = next(tmp_path.glob("*-fold1.npy"))
+    part1 = np.load(f1)
+    np.save(f1, np.zeros_like(part1))
+    tampered = search_hyperparameters(Xs, Ycsr, checkpoint=tmp_path, **kw)["all_scores"]
+    np.testing.assert_allclose(tampered * 4 + part1, full["all_scores"] * 4, atol=1e-12)
+    # another seed (other folds) gets files of its own
+    search_hyperparameters(Xs, Ycsr, checkpoint=tmp_path, **{**kw, "seed": 4})
+    assert len(list(tmp_path.glob("*.npy"))) == 8
+    with pytest.raises(ValueError, match="only_folds must name folds in 0..3"):
+        search_hyperparameters(Xs, Ycsr, only_folds=[4], **kw)

@@ -15,11 +15,20 @@ For each (k_ins, k_feat) the instance and feature confidences are dense matrices
 parallel numba kernel then scores every lambda: cardinality-matching threshold on
 the training part (the same search as ``mlw.thresholds.CardinalityMatching``, with
 its top-label rule resolved on the fold's training part), metric on the held-out part.
+
+Long searches (IMDB: ~70 CPU-s a fold) can be checkpointed: with ``checkpoint`` (a
+directory) every fold's metric sums are saved as the fold finishes, under a digest of
+the data, the grids and the options, and a search with the same arguments loads them
+instead of recomputing the fold; ``only_folds`` scores a subset of the folds (the mean
+over those), e.g. the folds an interrupted run finished.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,13 +89,19 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
                            k_grid: Sequence[int] = tuple(range(1, 30, 2)),  # K_GRID
                            lam_grid: Sequence[float] | None = None,
                            top_label: bool | str = "auto",
-                           feature_votes: str = "neighbour_mean") -> dict[str, Any]:
+                           feature_votes: str = "neighbour_mean",
+                           checkpoint: str | os.PathLike[str] | None = None,
+                           only_folds: Sequence[int] | None = None) -> dict[str, Any]:
     """Choose (k_ins, k_feat, lam) by ``n_folds``-fold cross-validation.
 
     ``Xs`` are scaled features (CSR), ``Y`` the CSR label matrix. Returns a dict with
     the best ``k_ins``, ``k_feat``, ``lam``, its ``score`` (mean over folds; for
     ``hamming_loss`` the negated loss), the grids and the full ``scores`` array of shape
     (len(k_ins grid), len(k_feat grid), len(lam grid)).
+
+    ``checkpoint``: a directory where each fold's metric sums are saved when the fold
+    finishes and loaded from by a search with the same data, grids and options.
+    ``only_folds``: score only these folds of the ``n_folds`` (the mean over them).
     """
     check_param("cv_metric", metric, str, choices=tuple(METRICS))
     n, L = Y.shape
@@ -96,6 +111,12 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
     uses_ins = kind != "feature_knn"
     uses_fl = kind != "instance_knn"
     fold = _folds(Y, int(n_folds), seed)
+    run_folds = list(range(int(n_folds)))
+    if only_folds is not None:
+        run_folds = sorted({int(f) for f in only_folds})
+        if not run_folds or run_folds[0] < 0 or run_folds[-1] >= int(n_folds):
+            raise ValueError(f"only_folds must name folds in 0..{int(n_folds) - 1}, "
+                             f"got {list(only_folds)}")
     n_tr_min = n - int(np.bincount(fold).max())
     kins = sorted({int(k) for k in k_grid if k <= n_tr_min}) if uses_ins else [1]
     kfeat = sorted({min(int(k), L) for k in k_grid}) if uses_fl else [1]
@@ -108,11 +129,15 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
     Yf = Y.astype(np.float64)
     T, coarse, fine = _threshold_grid()
     kmax, kfmax = max(kins), max(kfeat)
+    saved = {f: _checkpoint_file(checkpoint, f, Xs, Y, (
+        kind, int(n_folds), seed, kins, kfeat, lams.tolist(), top_label, feature_votes))
+        for f in run_folds} if checkpoint is not None else {}
+    todo = [f for f in run_folds if f not in saved or not saved[f].exists()]
     big = min(n - 1, 2 * kmax + 10)
     index = NeighborIndex(Xs)
-    if uses_ins:
+    if uses_ins and todo:
         nb_idx, nb_sim = index.query(k=max(big, 1), exclude_self=True)
-    if kind == "lcif2":
+    if kind == "lcif2" and todo:
         Z = sim_all = P.sim_all_matrix(Xs, Y)
         zindex = NeighborIndex(Z)
         z_idx, z_sim = zindex.query(k=min(n, 2 * kmax + 10), exclude_self=False)
@@ -120,7 +145,10 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
     dummy_s = np.zeros((n, 1))
     no_fl_i = np.full((Xs.shape[1], 1), -1, dtype=np.int32)
     total = np.zeros((len(kins), len(kfeat), len(lams), len(METRICS)))
-    for f in range(int(n_folds)):
+    for f in run_folds:
+        if f not in todo:
+            total += np.load(saved[f])
+            continue
         is_val = (fold == f).astype(np.uint8)
         tr = np.flatnonzero(is_val == 0)
         A = np.zeros((len(kins), n, L))
@@ -147,8 +175,13 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
         target = float(Yd[tr].sum()) / max(tr.size, 1)
         # the top-label rule as the learner's strategy decides it on this training part
         rule = resolve_top_label(top_label, Yd[tr])
-        total += K.grid_evaluate(A, B, lams, is_val, Yd, T, coarse, fine, target, rule)
-    total /= int(n_folds)
+        part = K.grid_evaluate(A, B, lams, is_val, Yd, T, coarse, fine, target, rule)
+        if f in saved:
+            tmp = saved[f].with_suffix(".tmp.npy")
+            np.save(tmp, part)
+            os.replace(tmp, saved[f])
+        total += part
+    total /= len(run_folds)
     best_by_metric = {}
     for name, code in METRICS.items():
         sc = total[..., code]
@@ -156,10 +189,22 @@ def search_hyperparameters(Xs: sp.csr_matrix, Y: sp.csr_matrix, *, kind: str = "
         best_by_metric[name] = {"k_ins": int(kins[ia]), "k_feat": int(kfeat[ib]),
                                 "lam": float(lams[iq]), "score": float(sc[ia, ib, iq])}
     best = best_by_metric[metric]
-    return {**best, "metric": metric, "n_folds": int(n_folds),
+    return {**best, "metric": metric, "n_folds": int(n_folds), "folds": run_folds,
             "k_ins_grid": list(kins), "k_feat_grid": list(kfeat),
             "lam_grid": [float(v) for v in lams], "scores": total[..., METRICS[metric]],
             "all_scores": total, "best_by_metric": best_by_metric}
+
+
+def _checkpoint_file(directory: str | os.PathLike[str], fold: int, Xs: sp.csr_matrix,
+                     Y: sp.csr_matrix, options: tuple[Any, ...]) -> Path:
+    """Where fold ``fold``'s metric sums are kept: named by a digest of the data, the
+    grids and the options, so a search with other arguments never reads them."""
+    h = hashlib.sha1()
+    for a in (Xs.indptr, Xs.indices, Xs.data, Y.indptr, Y.indices):
+        h.update(np.ascontiguousarray(a).tobytes())
+    h.update(repr((Xs.shape, Y.shape, options)).encode())
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    return Path(directory) / f"lcif-cv-{h.hexdigest()[:20]}-fold{int(fold)}.npy"
 
 
 #: The paper's grid of k (Section IV-D1: 1 to 30 in steps of 2) and its extension to 60,
