@@ -218,7 +218,8 @@ def main() -> None:
         p = b._prepare(tr.X, Yc, None)
         call = (0, b.min_samples, p["min_child"], b.z, p["split_floor"], p["sparse"], p["XT"],
                 p["xbin"], p["x_indptr"], p["x_indices"], p["x_data"], p["xone"],
-                p["y_indptr"], p["y_indices"], p["n_labels"], p["rows"], p["max_features"])
+                p["y_indptr"], p["y_indices"], p["w"], p["n_labels"], p["rows"],
+                p["max_features"])
         cpu = np.inf
         for _ in range(args.repeats):
             t = time.process_time()

@@ -74,16 +74,16 @@ def test_bounds_never_exceed_the_exact_criterion(seed, n, L):
     a0, a1, a2, a4 = float(c.sum()), float((c * c).sum()), float((tc * c).sum()), float(
         (k * k).sum())
     ctx = context_buffers(n, L)
-    node_context(tc, tC, lptr, n, *ctx)
+    node_context(tc, tC, np.ones(n), lptr, float(n), *ctx)
     q_bound = lacova_bound(nm, n, a0, a1, a2, a4, ctx[-1])[0]
     assert q_bound <= naive.split_quality(Y, moved, K.CRIT_LACOVA) + 1e-12
     # the rest's |covariance| numerator, F = n_r^2 sum_{j<k} |cov_jk|
     rest = Y[~moved].astype(float)
     f_rest = naive.abs_covariance_sum(rest) * (n - nm) ** 2
     touched = np.flatnonzero(c > 0).astype(np.int64)
-    pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot = ctx
+    pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot = ctx
     b = rest_bound(n - nm, a0, a1, a2, a4, c.astype(float), touched, touched.size, tc,
-                   adj_ptr, adj_b, adj_w, gtc, gpp, tot)
+                   adj_ptr, adj_b, adj_w, gb, gtc, gpp, tot)
     assert b <= f_rest + 1e-6
 
 
@@ -96,7 +96,7 @@ def test_leaf_subsets_equal_a_dict_of_observed_subsets():
     lm = np.full(5, -1, np.int64)
     lm[labels] = np.arange(3)
     bufs = KL.leaf_buffers(rows.size, 5)
-    nsub = KL.leaf_subsets(yp, yi, rows, lm, *bufs)
+    nsub = KL.leaf_subsets(yp, yi, np.ones(40), rows, lm, *bufs)
     htab, _, sub_ptr, sub_row, cnt, _, lab = bufs
     assert np.all(htab == -1)  # the hash table is left empty
     subsets, counts = _leaf_arrays(yp, yi, rows, labels, 5)

@@ -225,3 +225,49 @@ def test_rank_bins_counting_sort_equals_the_comparison_sort_scan(seed, n, d, L, 
         counted = K.best_split_dense(_T(X), ranks, rws, c_, d_, a, b, np.arange(d), m, crit)
         assert counted[0] == exact[0] and counted[1] == exact[1]
         assert counted[2] == pytest.approx(exact[2], abs=1e-12) or exact[0] < 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(4, 30), st.integers(1, 4), st.integers(1, 5),
+       st.integers(1, 4), st.sampled_from([K.CRIT_LACOVA, K.CRIT_VARIANCE, K.CRIT_ENTROPY]),
+       st.booleans())
+def test_weighted_split_search_equals_weighted_brute_force(seed, n, d, L, m, crit, sparse):
+    """sample_weight (issue 16): real-valued row weights in the criterion and in the
+    children's minimum size, dense and sparse, against the weighted brute force."""
+    X, Y = _random_problem(seed, n, d, L, sparse_frac=0.5 if sparse else 0.0)
+    w = np.random.default_rng(seed + 7).uniform(0.2, 3.0, n)
+    Yc = sp.csr_matrix(Y)
+    rows = np.arange(n, dtype=np.int64)
+    lm = np.arange(L, dtype=np.int64)
+    yp, yi = Yc.indptr.astype(np.int64), Yc.indices.astype(np.int64)
+    tc, tC = K.node_label_stats(yp, yi, rows, lm, L, w)
+    lptr, lidx = K.local_labels(yp, yi, rows, lm)
+    m = _per_feature(seed, d, m)
+    if sparse:
+        Xs = sp.csr_matrix(X)
+        f, t, q = K.best_split_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
+                                      Xs.data, d, rows, lptr, lidx, tc, tC,
+                                      np.ones(d, np.bool_), m, crit, weights=w)
+    else:
+        f, t, q = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc,
+                                     tC, np.arange(d), m, crit, weights=w)
+    nf, nt, nq = naive.best_split(X, Y, m, crit, w)
+    if nf < 0:
+        assert f < 0
+        return
+    assert q == pytest.approx(nq, abs=1e-9)
+    assert naive.split_quality(Y, X[:, f] <= t, crit, w) == pytest.approx(q, abs=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 60), st.integers(2, 64))
+def test_weighted_quantiles_are_numpys_on_the_repeated_column(seed, n, bins):
+    """The bins' quantiles with integer weights are np.quantile of the repeated column,
+    bit for bit; without weights, np.quantile of the column."""
+    rng = np.random.default_rng(seed)
+    col = rng.integers(-5, 6, n) + rng.normal(0, 1, n) * (seed % 2)
+    w = rng.integers(1, 5, n)
+    qs = np.arange(1, bins) / bins
+    got = K.weighted_quantiles(col, qs, w.astype(float))
+    assert np.array_equal(got, np.quantile(np.repeat(col, w), qs))
+    assert np.array_equal(K.weighted_quantiles(col, qs), np.quantile(col, qs))

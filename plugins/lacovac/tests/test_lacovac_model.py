@@ -374,3 +374,72 @@ def test_model_state_is_declared_for_model_files(name, tmp_path):
     mlw.save_model(model, tmp_path / "m.mlw")
     again = mlw.load_model(tmp_path / "m.mlw")
     assert np.array_equal(again.predict_proba(X), model.predict_proba(X))
+
+
+# -- sample_weight (issue 16) ----------------------------------------------------------------
+def _weight_data(sparse):
+    rng = np.random.default_rng(4)
+    n = 160
+    X = rng.normal(size=(n, 6)).round(1)  # ties: repeated values in the quantile bins
+    X[:, 5] = rng.random(n) < 0.4  # a 0/1 feature (min_child)
+    if sparse:
+        X[rng.random(X.shape) < 0.5] = 0.0
+    base = X[:, :1] + rng.normal(0, 1, (n, 1))
+    Y = ((rng.random((n, 4)) + 0.3 * base) > 0.7).astype(np.uint8)
+    return (sp.csr_matrix(X) if sparse else X), Y, rng.integers(1, 4, n)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("cls", [LaCovaC, LaCova, MLC45])
+def test_integer_weights_grow_the_tree_of_the_repeated_rows(cls, sparse):
+    """Node for node (sizes, splits, criterion values, leaf counts) and the same
+    predictions: a row of weight k is k copies of the row, with the default quantile bins
+    (weighted quantiles) and the stopping rule, child minimum and lambda_n on weights."""
+    X, Y, w = _weight_data(sparse)
+    rep = np.repeat(np.arange(X.shape[0]), w)
+    weighted = cls(min_samples=6).fit(X, Y, sample_weight=w)
+    repeated = cls(min_samples=6).fit(X[rep], Y[rep])
+    assert weighted.tree_.n_nodes > 9
+    assert weighted.tree_.same_as(repeated.tree_)
+    assert np.array_equal(weighted.predict_proba(X), repeated.predict_proba(X))
+    assert np.array_equal(weighted.log_proba_of(X, Y), repeated.log_proba_of(X, Y))
+    assert not cls(min_samples=6).fit(X, Y).tree_.same_as(weighted.tree_)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_real_weights_grow_the_reference_tree(sparse):
+    from mlw_lacovac._reference import ReferenceTreeBuilder
+    from mlw_lacovac._tree import TreeBuilder, child_sizes
+
+    X, Y, _ = _weight_data(sparse)
+    w = np.random.default_rng(5).uniform(0.3, 2.5, X.shape[0])
+    sizes = child_sizes(X, 1, None, 5)
+    Yc = sp.csr_matrix(Y)
+    fast = TreeBuilder("lacovac", 5, sizes, max_bins=16).fit(X, Yc, sample_weight=w)
+    ref = ReferenceTreeBuilder("lacovac", 5, sizes, max_bins=16).fit(X, Yc, sample_weight=w)
+    assert fast.n_nodes > 9 and fast.same_as(ref)
+    assert fast.n_rows[0] == pytest.approx(w.sum())
+
+
+def test_forest_with_integer_weights_is_the_forest_of_the_repeated_rows():
+    X, Y, w = _weight_data(False)
+    rep = np.repeat(np.arange(X.shape[0]), w)
+    kw = dict(n_estimators=2, bootstrap=False, max_features=None)
+    a = LaCovaCForest(**kw).fit(X, Y, sample_weight=w)
+    b = LaCovaCForest(**kw).fit(X[rep], Y[rep])
+    assert all(s.same_as(t) for s, t in zip(a.trees_, b.trees_, strict=True))
+
+
+@pytest.mark.parametrize("cls", [LaCovaC, LaCova, MLC45, LaCovaCForest])
+@pytest.mark.parametrize("w, message", [
+    (np.r_[1.0, 0.0, np.ones(8)], "must be positive"),
+    (np.r_[1.0, -1.0, np.ones(8)], "non-negative"),
+    (np.r_[np.nan, np.ones(9)], "finite"),
+    (np.ones(9), r"shape \(10,\)"),
+])
+def test_bad_sample_weight_gets_a_one_line_error(cls, w, message):
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    Y = (X > 0).astype(np.uint8)
+    with pytest.raises(ValueError, match=message) as err:
+        cls(min_samples=2).fit(X, Y, sample_weight=w)
+    assert "\n" not in str(err.value)

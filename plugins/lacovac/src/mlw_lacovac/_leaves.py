@@ -63,7 +63,7 @@ def walk(tree: Tree, lm: LeafModels) -> tuple:
 
 def leaf_models(tree: Tree, alpha: float, marginals: str = "laplace") -> LeafModels:
     ptr, labels = tree.leaf_labels()
-    leaf_n = tree.n_rows[tree.leaf_node].astype(np.int64)
+    leaf_n = tree.n_rows[tree.leaf_node].astype(np.float64)
     marg, mode, logq1, logq0 = KL.leaf_models(ptr, tree.leaf_sub_ptr, tree.leaf_bits_ptr,
                                               tree.sub_count, tree.sub_bits, leaf_n,
                                               float(alpha), marginals == "laplace")

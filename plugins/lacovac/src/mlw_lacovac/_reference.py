@@ -19,9 +19,9 @@ from mlw_lacovac import _kernels as K
 from mlw_lacovac._tree import Tree, TreeBuilder, lambda_n
 
 
-def _leaf_arrays(y_indptr, y_indices, rows, labels, n_labels):
-    """(subsets, counts) of the label subsets seen in ``rows``: decreasing count, ties by
-    first appearance."""
+def _leaf_arrays(y_indptr, y_indices, rows, labels, n_labels, w=None):
+    """(subsets, counts) of the label subsets seen in ``rows`` (each counting its weight
+    ``w[row]``, 1 when None): decreasing count, ties by first appearance."""
     label_map = np.full(n_labels, -1, np.int64)
     label_map[labels] = np.arange(labels.size)
     ptr, idx = K.local_labels(y_indptr, y_indices, rows, label_map)
@@ -29,16 +29,17 @@ def _leaf_arrays(y_indptr, y_indices, rows, labels, n_labels):
     dense[np.repeat(np.arange(rows.size), np.diff(ptr)), idx] = 1
     seen: dict[bytes, int] = {}
     first: list[int] = []
-    cnt: list[int] = []
+    cnt: list[float] = []
+    rw = np.ones(rows.size) if w is None else w[rows]
     for i, key in enumerate(map(bytes, dense)):
         s = seen.get(key)
         if s is None:
             seen[key] = len(first)
             first.append(i)
-            cnt.append(1)
+            cnt.append(float(rw[i]))
         else:
-            cnt[s] += 1
-    counts = np.array(cnt, np.int64)
+            cnt[s] += float(rw[i])
+    counts = np.array(cnt, np.float64)
     order = np.argsort(-counts, kind="stable")
     return dense[np.array(first)[order]], counts[order]
 
@@ -59,8 +60,10 @@ class ReferenceTreeBuilder(TreeBuilder):
             return [vary[i:i + 1] for i in range(vary.size)]
         return [vary]
 
-    def fit(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None = None) -> Tree:
-        p = self._prepare(X, Y, rows)
+    def fit(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None = None,
+            sample_weight: np.ndarray | None = None) -> Tree:
+        p = self._prepare(X, Y, rows, sample_weight)
+        w = p["w"]
         d = X.shape[1]
         n_labels = p["n_labels"]
         y_indptr, y_indices = p["y_indptr"], p["y_indices"]
@@ -76,7 +79,7 @@ class ReferenceTreeBuilder(TreeBuilder):
         quality: list[float] = []
         kids: list[list[int]] = []
         leaf_id: list[int] = []
-        n_rows: list[int] = []
+        n_rows: list[float] = []
         node_labels: list[np.ndarray] = []
         leaves: list[tuple[int, np.ndarray, np.ndarray]] = []
 
@@ -87,14 +90,14 @@ class ReferenceTreeBuilder(TreeBuilder):
             quality.append(np.nan)
             kids.append([])
             leaf_id.append(-1)
-            n_rows.append(int(rows_.size))
+            n_rows.append(K.weight_sum(w, rows_))
             node_labels.append(labels_)
             return len(kind) - 1
 
         def as_leaf(v, rows_, labels_):
             kind[v] = K.LEAF
             leaf_id[v] = len(leaves)
-            subsets, counts = _leaf_arrays(y_indptr, y_indices, rows_, labels_, n_labels)
+            subsets, counts = _leaf_arrays(y_indptr, y_indices, rows_, labels_, n_labels, w)
             leaves.append((v, subsets, counts))
 
         root_rows = p["rows"]
@@ -102,10 +105,10 @@ class ReferenceTreeBuilder(TreeBuilder):
         stack = [(new_node(root_rows, root_labels), root_rows, root_labels, False)]
         while stack:
             v, rws, labels, clustered = stack.pop()
-            n = rws.size
+            n = n_rows[v]  # the weight of the node's rows
             label_map = np.full(n_labels, -1, np.int64)
             label_map[labels] = np.arange(labels.size)
-            counts, co = K.node_label_stats(y_indptr, y_indices, rws, label_map, labels.size)
+            counts, co = K.node_label_stats(y_indptr, y_indices, rws, label_map, labels.size, w)
             varying = (counts > 0) & (counts < n)
             if n < m or n < 2 or not varying.any():
                 as_leaf(v, rws, labels)
@@ -149,10 +152,10 @@ class ReferenceTreeBuilder(TreeBuilder):
                 fmask[feats] = True
                 f, t, q = K.best_split_sparse(p["x_indptr"], p["x_indices"], p["x_data"], d,
                                               rws, lptr, lidx, vcounts, vco, fmask, min_child,
-                                              crit, xone)
+                                              crit, xone, w)
             else:
                 f, t, q = K.best_split_dense(p["XT"], p["xbin"], rws, lptr, lidx, vcounts, vco,
-                                             feats, min_child, crit)
+                                             feats, min_child, crit, w)
             if f < 0:
                 as_leaf(v, rws, labels)
                 continue
@@ -202,15 +205,15 @@ def _flatten(kind, feature, threshold, quality, kids, leaf_id, n_rows, node_labe
     return Tree(
         kind=kinds, feature=np.array(feature, np.int64),
         threshold=np.array(threshold, np.float64), quality=np.array(quality, np.float64),
-        child_ptr=child_ptr, children=children, n_rows=np.array(n_rows, np.int64),
+        child_ptr=child_ptr, children=children, n_rows=np.array(n_rows, np.float64),
         node_lset=np.arange(n_nodes, dtype=np.int64), leaf_id=np.array(leaf_id, np.int64),
         lset_ptr=lset_ptr,
         lset_lab=(np.concatenate(node_labels).astype(np.int64) if node_labels
                   else np.zeros(0, np.int64)),
         leaf_node=np.array([v for v, _, _ in leaves], np.int64), leaf_sub_ptr=sub_ptr,
         leaf_bits_ptr=bits_ptr,
-        sub_count=(np.concatenate([c for _, _, c in leaves]).astype(np.int64) if leaves
-                   else np.zeros(0, np.int64)),
+        sub_count=(np.concatenate([c for _, _, c in leaves]).astype(np.float64) if leaves
+                   else np.zeros(0, np.float64)),
         sub_bits=(np.concatenate([s.ravel() for _, s, _ in leaves]).astype(np.uint8)
                   if leaves else np.zeros(0, np.uint8)),
         max_leaves=int(reach[0]))

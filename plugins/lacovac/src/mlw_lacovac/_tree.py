@@ -34,22 +34,22 @@ class Leaf:
     """The label-subset distribution of the rows that reach a leaf.
 
     ``subsets[s]`` is an observed 0/1 assignment of ``labels`` (global label indices)
-    seen ``counts[s]`` times among the ``n`` training rows of the leaf; subsets are
-    ordered by decreasing count, ties by first appearance. ``frequencies`` (counts / n)
-    sum to 1.
+    seen ``counts[s]`` times among the ``n`` training rows of the leaf (with
+    ``sample_weight``: the weights of those rows, summed); subsets are ordered by
+    decreasing count, ties by first appearance. ``frequencies`` (counts / n) sum to 1.
     """
 
     labels: np.ndarray
     subsets: np.ndarray
     counts: np.ndarray
-    n: int
+    n: float
 
     @property
     def frequencies(self) -> np.ndarray:
         return self.counts / float(self.n)
 
     def label_counts(self) -> np.ndarray:
-        return (self.subsets.astype(np.int64) * self.counts[:, None]).sum(axis=0)
+        return (self.subsets * self.counts[:, None]).sum(axis=0)
 
 
 @dataclass
@@ -59,7 +59,8 @@ class Tree:
     Node ``v`` has ``kind[v]`` (0 leaf, 1 horizontal split ``x[feature] <= threshold``
     -> first child else second, 2 vertical split: every child, each on its own label
     block), children ``children[child_ptr[v]:child_ptr[v+1]]`` (consecutive ids, greater
-    than ``v``), its training size ``n_rows``, the split's criterion value ``quality``
+    than ``v``), its training size ``n_rows`` (float: with ``sample_weight``, the weight
+    of its training rows), the split's criterion value ``quality``
     (NaN elsewhere), the label set it models (``labels[v]``, stored as set
     ``node_lset[v]`` of ``lset_ptr``/``lset_lab``) and, for leaves, ``leaf_id`` into the
     leaf arrays: leaf ``l`` belongs to node ``leaf_node[l]``; its observed subsets are
@@ -109,7 +110,7 @@ class Tree:
         a, b = self.leaf_sub_ptr[lid], self.leaf_sub_ptr[lid + 1]
         bits = self.sub_bits[self.leaf_bits_ptr[lid]:self.leaf_bits_ptr[lid + 1]]
         return Leaf(labels=labels, subsets=bits.reshape(b - a, labels.size),
-                    counts=self.sub_count[a:b], n=int(self.n_rows[self.leaf_node[lid]]))
+                    counts=self.sub_count[a:b], n=float(self.n_rows[self.leaf_node[lid]]))
 
     @property
     def leaves(self) -> list[Leaf]:
@@ -224,8 +225,11 @@ class TreeBuilder:
         self.xone = xone
 
     # -- shared preparation (also used by the reference builder) ----------------------
-    def _prepare(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None) -> dict:
+    def _prepare(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None,
+                 sample_weight: np.ndarray | None = None) -> dict:
         n_total, d = X.shape
+        w = (np.ones(n_total) if sample_weight is None
+             else np.ascontiguousarray(sample_weight, np.float64))
         min_child = np.broadcast_to(np.asarray(self.min_child, np.int64), (d,)).copy()
         if min_child.size and min_child.min() < 1:
             raise ValueError("min_child must be at least 1")
@@ -235,7 +239,7 @@ class TreeBuilder:
             if self.xbin is not None:
                 xbin = self.xbin
             elif self.max_bins:
-                xbin = K.histogram_bins(X, int(self.max_bins))
+                xbin = K.histogram_bins(X, int(self.max_bins), sample_weight)
             else:
                 ranks = K.rank_bins(X)
                 if ranks is not None:
@@ -251,24 +255,28 @@ class TreeBuilder:
             x_indptr=X.indptr.astype(np.int64) if sparse_x else np.zeros(1, np.int64),
             x_indices=X.indices.astype(np.int64) if sparse_x else np.zeros(0, np.int64),
             x_data=X.data if sparse_x else np.zeros(0),
-            y_indptr=Y.indptr.astype(np.int64), y_indices=Y.indices.astype(np.int64),
+            y_indptr=Y.indptr.astype(np.int64), y_indices=Y.indices.astype(np.int64), w=w,
             n_labels=int(Y.shape[1]),
             rows=(np.arange(n_total, dtype=np.int64) if rows is None
                   else np.asarray(rows, np.int64)),
             split_floor=2 * int(min_child.min()) if d else np.iinfo(np.int64).max,
             max_features=k, rng_state=np.array([self.seed], np.uint64))
 
-    def fit(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None = None) -> Tree:
+    def fit(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None = None,
+            sample_weight: np.ndarray | None = None) -> Tree:
         """Grow the tree on the rows ``rows`` of ``(X, Y)`` (all rows when None; a sorted
-        array, repeats allowed for bootstrap samples). ``Y`` is CSR with sorted indices."""
-        return self._grow(self._prepare(X, Y, rows), None, self.seed)
+        array, repeats allowed for bootstrap samples). ``Y`` is CSR with sorted indices.
+        ``sample_weight`` (positive, one per row of ``X``; None: all 1) weighs the rows
+        as frequencies: a row of weight 2 counts as two rows everywhere (sizes, label
+        counts, quantile bins), so integer weights grow the tree of the repeated rows."""
+        return self._grow(self._prepare(X, Y, rows, sample_weight), None, self.seed)
 
     def fit_many(self, X: Any, Y: sp.csr_matrix, plans: list[tuple[np.ndarray, int]],
-                 n_jobs: int = 1) -> list[Tree]:
+                 n_jobs: int = 1, sample_weight: np.ndarray | None = None) -> list[Tree]:
         """One tree per ``(rows, seed)`` of ``plans`` (a forest), on ``n_jobs`` threads:
         the builder releases the GIL, so the trees grow in parallel. The data are
         prepared (transposed, binned) once for all trees."""
-        p = self._prepare(X, Y, None)
+        p = self._prepare(X, Y, None, sample_weight)
         if n_jobs <= 1 or len(plans) <= 1:
             return [self._grow(p, rows, seed) for rows, seed in plans]
         from concurrent.futures import ThreadPoolExecutor
@@ -280,7 +288,7 @@ class TreeBuilder:
         out = grow_tree(_METHOD_CODE[self.method], self.min_samples, p["min_child"], self.z,
                         p["split_floor"], p["sparse"], p["XT"], p["xbin"], p["x_indptr"],
                         p["x_indices"], p["x_data"], p["xone"], p["y_indptr"],
-                        p["y_indices"], p["n_labels"],
+                        p["y_indices"], p["w"], p["n_labels"],
                         p["rows"] if rows is None else np.asarray(rows, np.int64),
                         p["max_features"], np.array([seed], np.uint64))
         return Tree(*out[:-1], max_leaves=int(out[-1]))

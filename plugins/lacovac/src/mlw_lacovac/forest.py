@@ -20,6 +20,7 @@ from mlw_lacovac.model import (
     check_marginals,
     check_max_bins,
     check_min_child,
+    check_positive_weight,
     check_training_data,
 )
 
@@ -57,6 +58,10 @@ class LaCovaCForest(MultiLabelLearner):
         1% of the training label sets are empty; ``False`` is the vote alone, which left
         1.9-39% of the test rows empty on shared datasets where none is (issue 19,
         ``docs/thresholds.md``).
+
+    ``fit(X, Y, sample_weight=w)``: each tree weighs the rows of its bootstrap sample as
+    :class:`~mlw_lacovac.LaCovaC` does (frequencies; positive weights); the bootstrap
+    draws rows uniformly, as scikit-learn's random forest does.
     """
 
     _joint_prediction: ClassVar[bool] = True
@@ -104,8 +109,9 @@ class LaCovaCForest(MultiLabelLearner):
         raise ValueError(f"max_features must be 'sqrt', 'log2', None, an int >= 1 or a "
                          f"float in (0, 1], got {mf!r}")
 
-    def _fit(self, X: Any, Y: Any) -> None:
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         m = _check_common(self.min_samples, self.alpha)
+        w = check_positive_weight(sample_weight)
         if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
         check_marginals(self.marginals)
@@ -119,7 +125,7 @@ class LaCovaCForest(MultiLabelLearner):
         if sp.issparse(X):
             xone = ones_features(X)
         else:
-            xbin = histogram_bins(X, bins) if bins is not None else rank_bins(X)
+            xbin = histogram_bins(X, bins, w) if bins is not None else rank_bins(X)
         rng = np.random.default_rng(self.random_state)
         n = X.shape[0]
         plans = []
@@ -128,7 +134,7 @@ class LaCovaCForest(MultiLabelLearner):
             plans.append((np.sort(rows), int(rng.integers(2**63))))
         builder = TreeBuilder("lacovac", m, sizes, z=float(self.z), max_features=k,
                               max_bins=bins, xbin=xbin, xone=xone)
-        self.trees_ = builder.fit_many(X, Yc, plans, n_jobs=threads)
+        self.trees_ = builder.fit_many(X, Yc, plans, n_jobs=threads, sample_weight=w)
         self.leaf_models_ = [leaf_models(t, float(self.alpha), self.marginals)
                              for t in self.trees_]
 

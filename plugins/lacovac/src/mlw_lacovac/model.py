@@ -58,6 +58,16 @@ def check_max_bins(max_bins: Any) -> int | None:
     return int(max_bins)
 
 
+def check_positive_weight(sample_weight: np.ndarray | None) -> np.ndarray | None:
+    """The trees weigh rows as frequencies (a row of weight 2 counts as two rows), so a
+    weight must be positive: a row of weight 0 is a row not there (drop it). The core has
+    already checked shape, finiteness and sign."""
+    if sample_weight is not None and not np.all(sample_weight > 0):
+        raise ValueError("sample_weight must be positive for LaCovaC trees (rows weigh as "
+                         "frequencies): drop the rows of weight 0")
+    return sample_weight
+
+
 def check_training_data(X: Any, Y: Any, min_samples: int) -> sp.csr_matrix:
     """Reject data no tree can be grown from; return ``Y`` as CSR."""
     n = X.shape[0]
@@ -77,14 +87,16 @@ class MultiLabelTree(MultiLabelLearner):
     _joint_prediction: ClassVar[bool] = True
     _method: ClassVar[str] = "lacovac"
 
-    def _grow(self, X: Any, Y: Any, z: float) -> None:
+    def _grow(self, X: Any, Y: Any, z: float, sample_weight: np.ndarray | None) -> None:
         m = _check_common(self.min_samples, self.alpha)
         check_marginals(self.marginals)
         bins = check_max_bins(self.max_bins)
         mc, mcn = check_min_child(self.min_child, self.min_child_numeric)
+        w = check_positive_weight(sample_weight)
         Yc = check_training_data(X, Y, m)
         sizes = child_sizes(X, mc, mcn, m)
-        self.tree_: Tree = TreeBuilder(self._method, m, sizes, z=z, max_bins=bins).fit(X, Yc)
+        self.tree_: Tree = TreeBuilder(self._method, m, sizes, z=z, max_bins=bins).fit(
+            X, Yc, sample_weight=w)
         self.leaf_models_: LeafModels = leaf_models(self.tree_, float(self.alpha),
                                                     self.marginals)
 
@@ -147,7 +159,7 @@ class MultiLabelTree(MultiLabelLearner):
                 parts.append("{" + ", ".join(on) + f"}}: {fr:.{decimals}f}")
             more = len(leaf.counts) - max_subsets
             tail = f", ... ({more} more)" if more > 0 else ""
-            return f"LEAF {block(leaf.labels)} n={leaf.n}: " + ", ".join(parts) + tail
+            return f"LEAF {block(leaf.labels)} n={leaf.n:g}: " + ", ".join(parts) + tail
 
         def walk(v: int, indent: str, head: str, last: bool, depth: int) -> None:
             k = t.kind[v]
@@ -157,15 +169,15 @@ class MultiLabelTree(MultiLabelLearner):
                 lines.append(indent + conn + head + leaf_text(v))
                 return
             if max_depth is not None and depth >= max_depth:
-                lines.append(indent + conn + head + f"... (n={t.n_rows[v]})")
+                lines.append(indent + conn + head + f"... (n={t.n_rows[v]:g})")
                 return
             if k == K.VSPLIT:
                 blocks = " | ".join(block(t.node_labels(c)) for c in t.children[a:b])
-                lines.append(indent + conn + head + f"VS {blocks} (n={t.n_rows[v]})")
+                lines.append(indent + conn + head + f"VS {blocks} (n={t.n_rows[v]:g})")
                 heads = [f"[{block(t.node_labels(c))}] " for c in t.children[a:b]]
             else:
                 f, thr = t.feature[v], t.threshold[v]
-                lines.append(indent + conn + head + f"HS {fn[f]} (n={t.n_rows[v]})")
+                lines.append(indent + conn + head + f"HS {fn[f]} (n={t.n_rows[v]:g})")
                 heads = [f"{fn[f]} <= {thr:.4g}: ", f"{fn[f]} > {thr:.4g}: "]
             sub = indent if depth == 0 else indent + ("    " if last else "|   ")
             kids = list(t.children[a:b])
@@ -228,6 +240,14 @@ class LaCovaC(MultiLabelTree):
         ``"pcut"`` is the paper's rule alone; ``None`` the joint decision (the
         concatenated leaf modes).
 
+    ``fit(X, Y, sample_weight=w)`` weighs the rows as frequencies (positive weights; 0
+    is refused: drop the row): a row of weight 2 counts as two rows in every size
+    (``min_samples``, ``min_child``, the ``n`` of lambda_n), label count, pair count,
+    quantile bin and leaf distribution, so integer weights grow the tree of the repeated
+    rows. Scaling all weights therefore changes the tree (unlike scikit-learn's
+    criterion, the correlation test depends on ``n``). The threshold is fitted
+    unweighted (the core's rule).
+
     Examples
     --------
     >>> import numpy as np
@@ -253,10 +273,10 @@ class LaCovaC(MultiLabelTree):
         self.max_bins = max_bins
         self.threshold = threshold
 
-    def _fit(self, X: Any, Y: Any) -> None:
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         if not np.isfinite(self.z) or self.z <= 0:
             raise ValueError(f"z must be a positive number, got {self.z!r}")
-        self._grow(X, Y, float(self.z))
+        self._grow(X, Y, float(self.z), sample_weight)
 
 
 class LaCova(MultiLabelTree):
@@ -291,8 +311,8 @@ class LaCova(MultiLabelTree):
         self.marginals = marginals
         self.max_bins = max_bins
 
-    def _fit(self, X: Any, Y: Any) -> None:
-        self._grow(X, Y, 1.96)
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
+        self._grow(X, Y, 1.96, sample_weight)
 
 
 class MLC45(MultiLabelTree):
@@ -314,5 +334,5 @@ class MLC45(MultiLabelTree):
         self.marginals = marginals
         self.max_bins = max_bins
 
-    def _fit(self, X: Any, Y: Any) -> None:
-        self._grow(X, Y, 1.96)
+    def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
+        self._grow(X, Y, 1.96, sample_weight)

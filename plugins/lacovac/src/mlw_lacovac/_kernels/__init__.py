@@ -47,6 +47,7 @@ from mlw_lacovac._kernels.split_dense import (
     rank_bins,
     search_buffers,
     search_dense,
+    weighted_quantiles,
 )
 from mlw_lacovac._kernels.split_sparse import (
     ones_features,
@@ -60,6 +61,7 @@ from mlw_lacovac._kernels.stats import (
     phi_matrix,
     sum_abs_covariance,
     threshold_components,
+    weight_sum,
 )
 
 __all__ = [
@@ -69,49 +71,60 @@ __all__ = [
     "ones_features",
     "partition_dense", "partition_mask_dense", "partition_mask_sparse", "partition_sparse",
     "pack_nodes", "phi_matrix", "rank_bins", "route", "split_quality", "sum_abs_covariance",
-    "threshold_components", "walk_layout",
+    "threshold_components", "walk_layout", "weight_sum", "weighted_quantiles",
 ]
 
 
-def _context(tc, tC, lptr, n):
-    ctx = context_buffers(n, tc.size)
-    node_context(np.asarray(tc, np.int64), np.asarray(tC, np.int64),
-                 np.asarray(lptr, np.int64), n, *ctx)
+def _context(tc, tC, lw, lptr):
+    """The node context (:func:`~mlw_lacovac._kernels.criterion.node_context`) of a node
+    whose rows weigh ``lw`` (local, in row order)."""
+    lw = np.asarray(lw, np.float64)
+    ctx = context_buffers(lw.size, tc.size)
+    node_context(np.asarray(tc, np.float64), np.asarray(tC, np.float64), lw,
+                 np.asarray(lptr, np.int64), weight_sum(lw, np.arange(lw.size)), *ctx)
     return ctx
 
 
-def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_child, crit):
+def _local_weights(rows, weights):
+    return np.ones(rows.size) if weights is None else np.asarray(weights, np.float64)[rows]
+
+
+def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_child, crit,
+                     weights=None):
     """Best split of one node over ``features`` of a dense ``X`` (as ``XT``, (d, n));
-    see :func:`~mlw_lacovac._kernels.split_dense.search_dense`."""
+    ``weights`` (one per row of ``X``, None: all 1) weigh the rows; see
+    :func:`~mlw_lacovac._kernels.split_dense.search_dense`."""
     rows = np.asarray(rows, np.int64)
-    tc = np.asarray(tc, np.int64)
+    tc = np.asarray(tc, np.float64)
     n = rows.size
-    ctx = _context(tc, tC, lptr, n)
+    lw = _local_weights(rows, weights)
+    ctx = _context(tc, tC, lw, lptr)
     nbins = int(xbin.max()) + 1 if xbin.size else 0
-    return search_dense(XT, xbin, rows, np.asarray(lptr, np.int64), np.asarray(lidx, np.int64),
-                        tc, np.asarray(features, np.int64), np.asarray(min_child, np.int64),
-                        crit, *ctx, *state_buffers(tc.size),
+    return search_dense(XT, xbin, rows, lw, np.asarray(lptr, np.int64),
+                        np.asarray(lidx, np.int64), tc, np.asarray(features, np.int64),
+                        np.asarray(min_child, np.int64), crit, *ctx, *state_buffers(tc.size),
                         *search_buffers(max(n, 1), nbins))
 
 
 def best_split_sparse(x_indptr, x_indices, x_data, n_features, rows, lptr, lidx, tc, tC, fmask,
-                      min_child, crit, xone=None):
+                      min_child, crit, xone=None, weights=None):
     """Best split of one node over the features with ``fmask`` of a CSR ``X``; ``xone``
     flags the features whose stored values are all 1 (computed from ``x_data`` when None);
-    see :func:`~mlw_lacovac._kernels.split_sparse.search_sparse`."""
+    ``weights`` as for :func:`best_split_dense`; see
+    :func:`~mlw_lacovac._kernels.split_sparse.search_sparse`."""
     rows = np.asarray(rows, np.int64)
-    tc = np.asarray(tc, np.int64)
-    n = rows.size
+    tc = np.asarray(tc, np.float64)
     if xone is None:
         xone = np.ones(n_features, np.bool_)
         xone[np.asarray(x_indices)[np.asarray(x_data) != 1.0]] = False
-    ctx = _context(tc, tC, lptr, n)
+    lw = _local_weights(rows, weights)
+    ctx = _context(tc, tC, lw, lptr)
     nnz = int(sum(x_indptr[r + 1] - x_indptr[r] for r in rows)) + 1
     d = int(n_features)
-    return search_sparse(x_indptr, x_indices, x_data, rows, np.asarray(lptr, np.int64),
+    return search_sparse(x_indptr, x_indices, x_data, rows, lw, np.asarray(lptr, np.int64),
                          np.asarray(lidx, np.int64), tc, np.asarray(fmask, np.bool_), xone,
                          np.asarray(min_child, np.int64), crit, *ctx,
-                         *state_buffers(tc.size), np.empty(d, np.int64),
+                         *state_buffers(tc.size), np.empty(d, np.int64), np.empty(d),
                          np.empty(d + 1, np.int64), np.empty(d, np.int64),
                          np.empty(nnz, np.int64), np.empty(nnz))
 
@@ -122,15 +135,15 @@ def split_quality(nl, cl, Cl, n, tc, tC, crit, form="auto"):
     on the other, computed exactly (no bound). ``form`` picks how the sums of
     |covariances| are computed: "list" (the moved side's pairs, the rest from the node's
     ``G`` table plus corrections) or "loop" (one loop over the node's pairs)."""
-    cl = np.asarray(cl, np.int64)
-    tc = np.asarray(tc, np.int64)
-    Cl = np.triu(np.asarray(Cl, np.int64), 1)
-    a0, a1, a2 = int(cl.sum()), int((cl * cl).sum()), int((tc * cl).sum())
+    cl = np.asarray(cl, np.float64)
+    tc = np.asarray(tc, np.float64)
+    Cl = np.triu(np.asarray(Cl, np.float64), 1)
+    a0, a1, a2 = float(cl.sum()), float((cl * cl).sum()), float((tc * cl).sum())
     if crit != CRIT_LACOVA:
-        tot = np.array([tc.sum(), (tc * tc).sum(), 0, 0, 0, 0, n, 0], np.int64)
+        tot = np.array([tc.sum(), (tc * tc).sum(), 0, 0, 0, 0, n, 0], np.float64)
         return float_criterion(nl, n, a0, a1, a2, cl, tc, tot, crit)
-    pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot = _context(
-        tc, tC, np.zeros(1), n)
+    pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot = _context(
+        tc, tC, np.ones(n), np.zeros(n + 1, np.int64))
     P = int(tot[7])
     Cv = np.array([Cl[pj[p], pk[p]] for p in range(P)], np.float64)
     clf = cl.astype(np.float64)
@@ -139,15 +152,14 @@ def split_quality(nl, cl, Cl, n, tc, tC, crit, form="auto"):
     mp = np.flatnonzero(Cv > 0).astype(np.int64)
     touched = np.flatnonzero(cl > 0).astype(np.int64)
     if form == "loop" or (form == "auto" and P == 0):
-        fm, fr = both_F(nl, n, float(a0), float(a1), float(a2), clf, Cv, tc, pj, pk, ptc, tot,
-                        np.empty(tc.size))
+        fm, fr = both_F(nl, n, a0, a1, a2, clf, Cv, tc, pj, pk, ptc, tot, np.empty(tc.size))
     else:
-        fm = moved_F(nl, float(a0), float(a1), clf, Cv, mp, mp.size, pj, pk)
-        fr = rest_F(n - nl, float(a0), float(a1), float(a2), clf, Cv, touched, touched.size,
-                    tc, ptc, adj_ptr, adj_k, adj_p, gtc, gpp, tot)
+        fm = moved_F(nl, a0, a1, clf, Cv, mp, mp.size, pj, pk)
+        fr = rest_F(n - nl, a0, a1, a2, clf, Cv, touched, touched.size, tc, ptc, adj_ptr, adj_k,
+                    adj_p, gb, gtc, gpp, tot)
     nr = n - nl
     vm = nl * a0 - a1
-    vr = nr * (int(tot[0]) - a0) - (int(tot[1]) - 2 * a2 + a1)
+    vr = nr * (tot[0] - a0) - (tot[1] - 2 * a2 + a1)
     return (min(vm, fm) / nl + min(vr, fr) / nr) / n
 
 

@@ -9,6 +9,11 @@ A node's rows are a segment of one row buffer: a horizontal split partitions its
 segment in place (stable, so rows keep their order), the first child of a vertical split
 reuses the segment and the others get copies; buffer space above every live segment is
 reused.
+
+Rows are weighted (``w``, ``sample_weight``; all 1 without it) as frequencies: a node's
+size (``n_rows``, what ``m``, ``min_child`` and lambda_n see), its label counts and the
+leaves' subset counts are sums of weights, so integer weights grow the tree of the
+repeated rows.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from mlw_lacovac._kernels.stats import (
     phi_matrix,
     sum_abs_covariance,
     threshold_components,
+    weight_sum,
 )
 
 METHOD_LACOVAC = 0
@@ -60,7 +66,7 @@ def local_labels_into(y_indptr, y_indices, rows, label_map, lptr, lidx):
 
 @njit(cache=True, nogil=True)
 def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, x_indices,
-              x_data, xone, y_indptr, y_indices, n_labels, root_rows, max_features,
+              x_data, xone, y_indptr, y_indices, w, n_labels, root_rows, max_features,
               rng_state):
     """Grow one tree; see :class:`mlw_lacovac._tree.TreeBuilder` for the parameters and
     :class:`mlw_lacovac._tree.Tree` for the arrays returned."""
@@ -72,14 +78,15 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
     label_map = np.full(Lg, -1, np.int64)
     leaf_map = np.full(Lg, -1, np.int64)
     vmap = np.full(Lg, -1, np.int64)
-    counts = np.zeros(Lg, np.int64)
-    co = np.zeros((Lg, Lg), np.int64)
+    counts = np.zeros(Lg)
+    co = np.zeros((Lg, Lg))
     lbuf = np.empty(Lg, np.int64)
     ylen = 0
     for t in range(n0):
         r = root_rows[t]
         ylen += y_indptr[r + 1] - y_indptr[r]
     lptr = np.empty(nmax + 1, np.int64)
+    lw = np.empty(nmax)
     lidx = np.empty(max(ylen, 1), np.int64)
     pmax = max(1, Lg * (Lg - 1) // 2)
     pj = np.empty(pmax, np.int64)
@@ -89,11 +96,12 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
     adj_ptr = np.empty(Lg + 1, np.int64)
     adj_k = np.empty(2 * pmax, np.int64)
     adj_p = np.empty(2 * pmax, np.int64)
-    adj_b = np.empty(2 * pmax, np.int64)
+    adj_b = np.empty(2 * pmax)
     adj_w = np.empty(2 * pmax)
-    gtc = np.empty(nmax + 2, np.int64)
-    gpp = np.empty(nmax + 2, np.int64)
-    tot = np.zeros(8, np.int64)
+    gb = np.empty(pmax)
+    gtc = np.empty(pmax + 1)
+    gpp = np.empty(pmax + 1)
+    tot = np.zeros(8)
     c = np.zeros(Lg)
     Cv = np.zeros(pmax)
     touched = np.empty(Lg, np.int64)
@@ -117,6 +125,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             r = root_rows[t]
             xlen += x_indptr[r + 1] - x_indptr[r]
     cnt_all = np.empty(d, np.int64)
+    w_all = np.empty(d)
     cptr = np.empty(d + 1, np.int64)
     fillp = np.empty(d, np.int64)
     crow = np.empty(max(xlen, 1), np.int64)
@@ -133,7 +142,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
     hkey = np.empty(hsize, np.uint64)
     sub_ptr = np.empty(nmax + 1, np.int64)
     sub_row = np.empty(nmax, np.int64)
-    scnt = np.empty(nmax, np.int64)
+    scnt = np.empty(nmax)
     slot = np.empty(nmax, np.int64)
     slab = np.empty(max(ylen, 1), np.int64)
     # ---- the tree, grown in place
@@ -144,7 +153,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
     quality = np.empty(cap)
     first_child = np.empty(cap, np.int64)
     n_child = np.empty(cap, np.int64)
-    n_rows = np.empty(cap, np.int64)
+    n_rows = np.empty(cap)
     node_lset = np.empty(cap, np.int64)
     leaf_id = np.empty(cap, np.int64)
     n_nodes = 0
@@ -158,7 +167,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
     leaf_node = np.empty(nmax + 16, np.int64)
     leaf_sub_ptr = np.zeros(nmax + 17, np.int64)
     leaf_bits_ptr = np.zeros(nmax + 17, np.int64)
-    sub_count = np.empty(nmax + 16, np.int64)
+    sub_count = np.empty(nmax + 16)
     sub_bits = np.empty(4 * nmax + 64, np.uint8)
     n_leaves = 0
     # rows and the stack
@@ -177,7 +186,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
     quality[0] = np.nan
     n_child[0] = 0
     first_child[0] = 0
-    n_rows[0] = n0
+    n_rows[0] = weight_sum(w, root_rows)
     node_lset[0] = 0
     leaf_id[0] = -1
     n_nodes = 1
@@ -219,18 +228,19 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             st_cl = _grow(st_cl, need)
             st_end = _grow(st_end, need)
         rows = rows_buf[s:s + n]
+        wn = n_rows[v]  # the node's weight (n without sample_weight)
         l0 = lset_ptr[ls]
         nl = lset_ptr[ls + 1] - l0
         for i in range(nl):
             label_map[lset_lab[l0 + i]] = i
-        node_stats(y_indptr, y_indices, rows, label_map, nl, counts, co, lbuf)
+        node_stats(y_indptr, y_indices, w, rows, label_map, nl, counts, co, lbuf)
         for i in range(nl):
             label_map[lset_lab[l0 + i]] = -1
         nvary = 0
         for i in range(nl):
-            if counts[i] > 0 and counts[i] < n:
+            if counts[i] > 0 and counts[i] < wn:
                 nvary += 1
-        make_leaf = n < m or n < 2 or nvary == 0
+        make_leaf = wn < m or wn < 2 or nvary == 0
         q_best = np.nan
         f_best = -1
         t_best = 0.0
@@ -239,11 +249,11 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             vi = np.empty(nvary, np.int64)
             k = 0
             for i in range(nl):
-                if counts[i] > 0 and counts[i] < n:
+                if counts[i] > 0 and counts[i] < wn:
                     vi[k] = i
                     k += 1
-            vcounts = np.empty(nvary, np.int64)
-            vco = np.zeros((nvary, nvary), np.int64)
+            vcounts = np.empty(nvary)
+            vco = np.zeros((nvary, nvary))
             for a in range(nvary):
                 vcounts[a] = counts[vi[a]]
                 for b in range(a + 1, nvary):
@@ -253,10 +263,10 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             ngroups = 1
             if not clustered and nvary >= 2 and method != METHOD_MLC45:
                 if method == METHOD_LACOVAC:
-                    R = phi_matrix(vcounts, vco, n)
-                    comp = threshold_components(R, z / np.sqrt(n - 1.0))
+                    R = phi_matrix(vcounts, vco, wn)
+                    comp = threshold_components(R, z / np.sqrt(wn - 1.0))
                     ngroups = comp.max() + 1
-                elif sum_abs_covariance(vcounts, vco, n) <= lacova_cov_threshold(vcounts, n):
+                elif sum_abs_covariance(vcounts, vco, wn) <= lacova_cov_threshold(vcounts, wn):
                     for a in range(nvary):
                         comp[a] = a
                     ngroups = nvary
@@ -279,7 +289,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
                                 b1 += 1
                     else:
                         for i in range(nl):
-                            if counts[i] == 0 or counts[i] == n:
+                            if counts[i] == 0 or counts[i] == wn:
                                 lset_lab[b1] = lset_lab[l0 + i]
                                 b1 += 1
                     lset_ptr[n_lsets + 1] = b1
@@ -290,7 +300,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
                     quality[cnode] = np.nan
                     n_child[cnode] = 0
                     first_child[cnode] = 0
-                    n_rows[cnode] = n
+                    n_rows[cnode] = wn
                     node_lset[cnode] = n_lsets
                     leaf_id[cnode] = -1
                     n_lsets += 1
@@ -300,7 +310,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
                     cnode = n_nodes - 1
                     (leaf_node, leaf_sub_ptr, leaf_bits_ptr, sub_count,
                      sub_bits) = _add_leaf(cnode, rows, node_lset[cnode], lset_ptr, lset_lab,
-                                           y_indptr, y_indices, leaf_map, htab, hkey, sub_ptr,
+                                           y_indptr, y_indices, w, leaf_map, htab, hkey, sub_ptr,
                                            sub_row, scnt, slot, slab, n_leaves, leaf_node,
                                            leaf_sub_ptr, leaf_bits_ptr, sub_count, sub_bits)
                     leaf_id[cnode] = n_leaves
@@ -337,6 +347,8 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             for a in range(nvary):
                 vmap[lset_lab[l0 + vi[a]]] = a
             local_labels_into(y_indptr, y_indices, rows, vmap, lptr, lidx)
+            for t in range(n):
+                lw[t] = w[rows[t]]
             for a in range(nvary):
                 vmap[lset_lab[l0 + vi[a]]] = -1
             if max_features > 0:
@@ -344,36 +356,36 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
                 feats = drawn[:max_features]
             else:
                 feats = all_features
-            if n >= split_floor:
-                node_context(vcounts, vco, lptr[:n + 1], n, pj, pk, ptc, pidx, adj_ptr, adj_k,
-                             adj_p, adj_b, adj_w, gtc, gpp, tot)
+            if wn >= split_floor:
+                node_context(vcounts, vco, lw, lptr[:n + 1], wn, pj, pk, ptc, pidx, adj_ptr,
+                             adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot)
                 if sparse:
                     if max_features > 0:
                         fmask[:] = False
                         for i in range(max_features):
                             fmask[feats[i]] = True
                     f_best, t_best, q_best = search_sparse(
-                        x_indptr, x_indices, x_data, rows, lptr, lidx, vcounts, fmask, xone,
+                        x_indptr, x_indices, x_data, rows, lw, lptr, lidx, vcounts, fmask, xone,
                         min_child, crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w,
-                        gtc, gpp, tot, c, Cv, touched, mp, acc, cnt, deg, cb, cnt_all, cptr,
-                        fillp, crow, cval)
+                        gb, gtc, gpp, tot, c, Cv, touched, mp, acc, cnt, deg, cb, cnt_all, w_all,
+                        cptr, fillp, crow, cval)
                 else:
                     f_best, t_best, q_best = search_dense(
-                        XT, xbin, rows, lptr, lidx, vcounts, feats, min_child, crit, pj, pk,
-                        ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, c, Cv,
+                        XT, xbin, rows, lw, lptr, lidx, vcounts, feats, min_child, crit, pj, pk,
+                        ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, c, Cv,
                         touched, mp, acc, cnt, deg, cb, order, kb, bcount, vals)
             if f_best < 0:
                 make_leaf = True
             elif crit == CRIT_ENTROPY:
                 parent = 0.0
                 for a in range(nvary):
-                    p = vcounts[a] / n
+                    p = vcounts[a] / wn
                     parent -= p * np.log2(p) + (1 - p) * np.log2(1 - p)
                 if q_best >= parent - 1e-12:  # C4.5 splits only on a positive gain
                     make_leaf = True
         if make_leaf:
             (leaf_node, leaf_sub_ptr, leaf_bits_ptr, sub_count,
-             sub_bits) = _add_leaf(v, rows, ls, lset_ptr, lset_lab, y_indptr, y_indices,
+             sub_bits) = _add_leaf(v, rows, ls, lset_ptr, lset_lab, y_indptr, y_indices, w,
                                    leaf_map, htab, hkey, sub_ptr, sub_row, scnt, slot, slab,
                                    n_leaves, leaf_node, leaf_sub_ptr, leaf_bits_ptr, sub_count,
                                    sub_bits)
@@ -399,7 +411,8 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             quality[cnode] = np.nan
             n_child[cnode] = 0
             first_child[cnode] = 0
-            n_rows[cnode] = nleft if h == 0 else n - nleft
+            n_rows[cnode] = weight_sum(w, rows_buf[s:s + nleft] if h == 0 else
+                                       rows_buf[s + nleft:s + n])
             node_lset[cnode] = ls
             leaf_id[cnode] = -1
             n_nodes += 1
@@ -444,7 +457,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
 
 
 @njit(cache=True)
-def _add_leaf(v, rows, ls, lset_ptr, lset_lab, y_indptr, y_indices, leaf_map, htab, hkey,
+def _add_leaf(v, rows, ls, lset_ptr, lset_lab, y_indptr, y_indices, w, leaf_map, htab, hkey,
               sub_ptr, sub_row, scnt, slot, slab, n_leaves, leaf_node, leaf_sub_ptr,
               leaf_bits_ptr, sub_count, sub_bits):
     """Append the leaf of node ``v``: the subsets of its labels seen in its rows, by
@@ -453,7 +466,7 @@ def _add_leaf(v, rows, ls, lset_ptr, lset_lab, y_indptr, y_indices, leaf_map, ht
     m = lset_ptr[ls + 1] - l0
     for i in range(m):
         leaf_map[lset_lab[l0 + i]] = i
-    nsub = leaf_subsets(y_indptr, y_indices, rows, leaf_map, htab, hkey, sub_ptr, sub_row,
+    nsub = leaf_subsets(y_indptr, y_indices, w, rows, leaf_map, htab, hkey, sub_ptr, sub_row,
                         scnt, slot, slab)
     for i in range(m):
         leaf_map[lset_lab[l0 + i]] = -1

@@ -3,7 +3,8 @@
 A candidate split moves some rows of a node (``nm`` rows, label counts ``c``, pair
 co-occurrence counts ``Cv``, indexed by the node's co-occurring pairs) to one child; the
 rest of the node (``nr = n - nm`` rows, counts ``tc - c`` and ``tC - C``) is the other
-child.
+child. With ``sample_weight`` every row counts its weight (a row of weight 2 is two
+rows): sizes and counts below are sums of weights, and the formulas are unchanged.
 
 LaCova criterion (the paper's Section 3.2): per child, the minimum of its sum of label
 variances and its sum of absolute label covariances, weighted by the child's size. For a
@@ -14,10 +15,11 @@ child of ``s`` rows both sums have integer numerators over ``s**2``:
 
 so the criterion is computed exactly and rounded once: the weighted value
 ``(min(V_m, F_m) / nm + min(V_r, F_r) / nr) / n``. Ties between candidates are then
-exact ties, and the search keeps the first one. The counts and sums are integers held in
-float64 (every value stays far below 2**53, so each operation is exact and the order of
-summation does not matter); float arithmetic vectorises where 64-bit integer
-multiplication does not.
+exact ties, and the search keeps the first one. Without weights (or with integer ones)
+the counts and sums are integers held in float64 (every value stays far below 2**53, so
+each operation is exact and the order of summation does not matter); float arithmetic
+vectorises where 64-bit integer multiplication does not. Real-valued weights make them
+floating-point sums (both tree builders accumulate them in the same order).
 
 Making this cheap (nothing here changes the value):
 
@@ -28,10 +30,11 @@ Making this cheap (nothing here changes the value):
 - pairs that never co-occur in a child contribute ``c_j c_k``: summed in O(1) as
   ``((sum c)^2 - sum c^2) / 2``, so only co-occurring pairs are visited;
 - when the moved rows are few (sparse data), ``F`` of the moved side runs over the pairs
-  that co-occur in them only, and ``F`` of the other side is a per-node table
-  ``G(s) = sum_{j<k} |s tC_jk - tc_j tc_k|`` (piecewise linear in ``s``, tabulated for
-  every ``s`` in O(n + pairs) per node) corrected for the pairs that involve a moved
-  label; otherwise one branch-free loop over the node's co-occurring pairs gives both.
+  that co-occur in them only, and ``F`` of the other side is the per-node function
+  ``G(s) = sum_{j<k} |s tC_jk - tc_j tc_k|`` (piecewise linear in ``s``: the pairs'
+  breakpoints ``tc_j tc_k / tC_jk`` sorted once per node with prefix sums, so ``G(s)``
+  is a binary search) corrected for the pairs that involve a moved label; otherwise one
+  branch-free loop over the node's co-occurring pairs gives both.
 
 The node's *context* (its co-occurring pairs, a label adjacency over them and the ``G``
 table) is built once per node by :func:`node_context`; all its arrays are preallocated
@@ -53,11 +56,11 @@ CRIT_ENTROPY = 2  # sum of binary label entropies (ML-C4.5)
 # layout of the context's scalar array ``tot``
 T_SUM = 0  # sum_j tc_j (= sum over rows of their label count k_i)
 T_SQ = 1  # sum_j tc_j**2
-T_K2 = 2  # sum over rows of k_i**2
+T_K2 = 2  # sum over rows of w_i k_i**2
 T_TC = 3  # sum of tC over co-occurring pairs
 T_PP = 4  # sum of tc_j tc_k over co-occurring pairs
 T_GNON = 5  # sum of tc_j tc_k over the pairs that never co-occur
-T_N = 6  # rows of the node
+T_N = 6  # rows of the node (their weight)
 T_P = 7  # number of co-occurring pairs
 T_LEN = 8
 
@@ -69,9 +72,8 @@ def context_buffers(n_max: int, n_labels: int):
     return (np.empty(pmax, np.int64), np.empty(pmax, np.int64), np.empty(pmax),
             np.empty((n_labels, n_labels), np.int64), np.empty(n_labels + 1, np.int64),
             np.empty(2 * pmax, np.int64), np.empty(2 * pmax, np.int64),
-            np.empty(2 * pmax, np.int64), np.empty(2 * pmax),
-            np.empty(n_max + 2, np.int64), np.empty(n_max + 2, np.int64),
-            np.zeros(T_LEN, np.int64))
+            np.empty(2 * pmax), np.empty(2 * pmax), np.empty(pmax), np.empty(pmax + 1),
+            np.empty(pmax + 1), np.zeros(T_LEN))
 
 
 def state_buffers(n_labels: int):
@@ -83,20 +85,22 @@ def state_buffers(n_labels: int):
 
 
 @njit(cache=True)
-def node_context(tc, tC, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc,
-                 gpp, tot):
-    """Fill the node context: the co-occurring pairs ``(pj, pk)`` (j < k) with their
-    counts ``ptc`` and indices ``pidx[j, k]`` (-1: the pair never co-occurs), each
-    label's co-occurring partners (``adj_ptr``/``adj_k``, pair index ``adj_p``) sorted by
-    the breakpoint ``adj_b = ceil(tc_j tc_k / tC_jk)`` (the smallest child size ``s`` with
-    ``s tC_jk >= tc_j tc_k``) with the running sums ``adj_w`` of the partners' ``tc_k``,
-    the prefix sums of the ``G`` table and the scalars in ``tot``."""
+def node_context(tc, tC, lw, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w,
+                 gb, gtc, gpp, tot):
+    """Fill the node context of a node of weight ``n`` (rows weighted ``lw``, labels
+    ``lptr``): the co-occurring pairs ``(pj, pk)`` (j < k) with their counts ``ptc`` and
+    indices ``pidx[j, k]`` (-1: the pair never co-occurs), each label's co-occurring
+    partners (``adj_ptr``/``adj_k``, pair index ``adj_p``) sorted by the breakpoint
+    ``adj_b = tc_j tc_k / tC_jk`` (the child size ``s`` from which ``s tC_jk >= tc_j
+    tc_k``) with the running sums ``adj_w`` of the partners' ``tc_k``, the breakpoints of
+    all pairs sorted (``gb``) with the prefix sums of their ``tC`` (``gtc``) and ``tc_j
+    tc_k`` (``gpp``), and the scalars in ``tot``."""
     L = tc.size
     P = 0
     for j in range(L + 1):
         adj_ptr[j] = 0
-    t1 = 0
-    t2 = 0
+    t1 = 0.0
+    t2 = 0.0
     for j in range(L):
         t1 += tc[j]
         t2 += tc[j] * tc[j]
@@ -113,29 +117,27 @@ def node_context(tc, tC, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_
                 pidx[j, k] = -1
     for j in range(L):
         adj_ptr[j + 1] += adj_ptr[j]
-    # fill the adjacency; adj_b[:L] is a free fill pointer until the breakpoints
-    # (2 * pmax >= L entries)
-    for j in range(L):
-        adj_b[j] = adj_ptr[j]
-    for p in range(P):
+    # fill the adjacency from the back: adj_ptr[j + 1] (the end of j's partners) is the
+    # fill pointer and ends as the start of j's; shifted back below. Each label's
+    # partners come in ascending pair order
+    for p in range(P - 1, -1, -1):
         j = pj[p]
         k = pk[p]
-        adj_k[adj_b[j]] = k
-        adj_p[adj_b[j]] = p
-        adj_b[j] += 1
-        adj_k[adj_b[k]] = j
-        adj_p[adj_b[k]] = p
-        adj_b[k] += 1
+        adj_ptr[k + 1] -= 1
+        adj_k[adj_ptr[k + 1]] = j
+        adj_p[adj_ptr[k + 1]] = p
+        adj_ptr[j + 1] -= 1
+        adj_k[adj_ptr[j + 1]] = k
+        adj_p[adj_ptr[j + 1]] = p
+    for j in range(L):
+        adj_ptr[j] = adj_ptr[j + 1]
+    adj_ptr[L] = 2 * P
     # each label's partners by breakpoint (insertion sort: a label has few partners)
     for j in range(L):
         a = adj_ptr[j]
         for q in range(a, adj_ptr[j + 1]):
             k = adj_k[q]
-            x = tc[j] * tc[k]
-            cc = tC[min(j, k), max(j, k)]
-            b = (x + cc - 1) // cc
-            if b > n + 1:
-                b = n + 1
+            b = tc[j] * tc[k] / ptc[adj_p[q]]
             p = adj_p[q]
             i = q - 1
             while i >= a and adj_b[i] > b:
@@ -150,44 +152,45 @@ def node_context(tc, tC, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_
         for q in range(a, adj_ptr[j + 1]):
             w += tc[adj_k[q]]
             adj_w[q] = w
-    # G(s) = sum over co-occurring pairs |s tC - tc_j tc_k|: positive from
-    # s >= ceil(tc_j tc_k / tC) on; prefix sums over that breakpoint
-    for b in range(n + 2):
-        gtc[b] = 0
-        gpp[b] = 0
-    tcall = 0
-    ppall = 0
+    # G(s) = sum over co-occurring pairs |s tC - tc_j tc_k|: positive from the
+    # breakpoint s >= tc_j tc_k / tC on; the breakpoints sorted, with prefix sums
     for p in range(P):
-        x = tc[pj[p]] * tc[pk[p]]
-        c = tC[pj[p], pk[p]]
-        b = (x + c - 1) // c
-        if b > n + 1:
-            b = n + 1
-        gtc[b] += c
-        gpp[b] += x
-        tcall += c
-        ppall += x
-    for b in range(1, n + 2):
-        gtc[b] += gtc[b - 1]
-        gpp[b] += gpp[b - 1]
-    k2 = 0
+        gb[p] = tc[pj[p]] * tc[pk[p]] / ptc[p]
+    srt = np.argsort(gb[:P])
+    gtc[0] = 0.0
+    gpp[0] = 0.0
+    for i in range(P):
+        p = srt[i]
+        gtc[i + 1] = gtc[i] + ptc[p]
+        gpp[i + 1] = gpp[i] + tc[pj[p]] * tc[pk[p]]
+    for i in range(P):
+        gb[i] = tc[pj[srt[i]]] * tc[pk[srt[i]]] / ptc[srt[i]]
+    k2 = 0.0
     for t in range(lptr.size - 1):
         k = lptr[t + 1] - lptr[t]
-        k2 += k * k
+        k2 += lw[t] * (k * k)
     tot[T_SUM] = t1
     tot[T_SQ] = t2
     tot[T_K2] = k2
-    tot[T_TC] = tcall
-    tot[T_PP] = ppall
-    tot[T_GNON] = (t1 * t1 - t2) // 2 - ppall
+    tot[T_TC] = gtc[P]
+    tot[T_PP] = gpp[P]
+    tot[T_GNON] = (t1 * t1 - t2) * 0.5 - gpp[P]
     tot[T_N] = n
     tot[T_P] = P
 
 
 @njit(cache=True, inline="always")
-def _g(s, gtc, gpp, tot):
+def _g(s, gb, gtc, gpp, tot):
     """sum over all label pairs j < k of |s tC_jk - tc_j tc_k|."""
-    return s * (2 * gtc[s] - tot[T_TC]) - (2 * gpp[s] - tot[T_PP]) + tot[T_GNON]
+    lo = 0
+    hi = int(tot[T_P])
+    while lo < hi:  # the pairs with a breakpoint <= s
+        mid = (lo + hi) // 2
+        if gb[mid] <= s:
+            lo = mid + 1
+        else:
+            hi = mid
+    return s * (2.0 * gtc[lo] - tot[T_TC]) - (2.0 * gpp[lo] - tot[T_PP]) + tot[T_GNON]
 
 
 @njit(cache=True)
@@ -203,15 +206,15 @@ def moved_F(nm, a0, a1, c, Cv, mp, nmp, pj, pk):
 
 
 @njit(cache=True)
-def rest_F(nr, a0, a1, a2, c, Cv, touched, ntouch, tc, ptc, adj_ptr, adj_k, adj_p, gtc, gpp,
-           tot):
+def rest_F(nr, a0, a1, a2, c, Cv, touched, ntouch, tc, ptc, adj_ptr, adj_k, adj_p, gb, gtc,
+           gpp, tot):
     """``F`` of the rest of the node (counts ``tc - c``, pairs ``tC - C``, ``nr`` rows):
     ``G(nr)`` corrected for the pairs with a moved label (``touched[:ntouch]``)."""
     t1 = float(tot[T_SUM])
     t2 = float(tot[T_SQ])
     s1 = t1 - a0
     s2 = t2 - 2.0 * a2 + a1
-    F = float(_g(nr, gtc, gpp, tot)) + (s1 * s1 - s2) * 0.5 - (t1 * t1 - t2) * 0.5
+    F = _g(nr, gb, gtc, gpp, tot) + (s1 * s1 - s2) * 0.5 - (t1 * t1 - t2) * 0.5
     for i in range(ntouch):
         j = touched[i]
         tj = float(tc[j])
@@ -238,7 +241,7 @@ def both_F(nm, n, a0, a1, a2, c, Cv, tc, pj, pk, ptc, tot, cb):
     fr = (s1 * s1 - s2) * 0.5
     for j in range(tc.size):
         cb[j] = tc[j] - c[j]
-    for p in range(tot[T_P]):
+    for p in range(int(tot[T_P])):
         j = pj[p]
         k = pk[p]
         x = c[j] * c[k]
@@ -267,8 +270,8 @@ def lacova_bound(nm, n, a0, a1, a2, a4, tot):
 
 
 @njit(cache=True)
-def rest_bound(nr, a0, a1, a2, a4, c, touched, ntouch, tc, adj_ptr, adj_b, adj_w, gtc, gpp,
-               tot):
+def rest_bound(nr, a0, a1, a2, a4, c, touched, ntouch, tc, adj_ptr, adj_b, adj_w, gb, gtc,
+               gpp, tot):
     """A lower bound of ``F`` of the rest of the node in O(touched labels x log partners).
 
     Per pair, the rest's term minus the node-form term ``|nr tC - tc_j tc_k|`` is at least
@@ -281,7 +284,7 @@ def rest_bound(nr, a0, a1, a2, a4, c, touched, ntouch, tc, adj_ptr, adj_b, adj_w
     t2 = float(tot[T_SQ])
     s1 = t1 - a0
     s2 = t2 - 2.0 * a2 + a1
-    lb = (float(_g(nr, gtc, gpp, tot)) + (s1 * s1 - s2) * 0.5 - (t1 * t1 - t2) * 0.5
+    lb = (_g(nr, gb, gtc, gpp, tot) + (s1 * s1 - s2) * 0.5 - (t1 * t1 - t2) * 0.5
           - nr * (a4 - a0) * 0.5)
     tt = 0.0
     for i in range(ntouch):
@@ -305,7 +308,7 @@ def rest_bound(nr, a0, a1, a2, a4, c, touched, ntouch, tc, adj_ptr, adj_b, adj_w
 
 @njit(cache=True)
 def lacova_exact(nm, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k, adj_p,
-                 adj_b, adj_w, gtc, gpp, tot, cb, vm, lbm, vr, lbr, best_q):
+                 adj_b, adj_w, gb, gtc, gpp, tot, cb, vm, lbm, vr, lbr, best_q):
     """The exact LaCova criterion after :func:`lacova_bound` could not prune it (first
     :func:`rest_bound` tries once more)."""
     nr = n - nm
@@ -320,7 +323,7 @@ def lacova_exact(nm, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, 
         # when the first already loses
         if vr > lbr:
             b = rest_bound(nr, a0, a1, a2, acc[3], c, touched, cnt[0], tc, adj_ptr, adj_b,
-                           adj_w, gtc, gpp, tot)
+                           adj_w, gb, gtc, gpp, tot)
             if b > lbr:
                 lbr = b
                 mr = vr if vr <= lbr else lbr
@@ -333,7 +336,7 @@ def lacova_exact(nm, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, 
                 return np.inf
         if vr > lbr:
             f = rest_F(nr, a0, a1, a2, c, Cv, touched, cnt[0], tc, ptc, adj_ptr, adj_k,
-                       adj_p, gtc, gpp, tot)
+                       adj_p, gb, gtc, gpp, tot)
             mr = vr if vr <= f else f
         return (mm / nm + mr / nr) / n
     fm, fr = both_F(nm, n, a0, a1, a2, c, Cv, tc, pj, pk, ptc, tot, cb)
@@ -376,13 +379,15 @@ def float_criterion(nm, n, a0, a1, a2, c, tc, tot, crit):
 # the moved side
 # ----------------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def move_row(t, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs):
-    """Add row ``t``'s labels to the moved side: counts ``c`` (``touched`` lists the labels
-    with ``c > 0``), pair counts ``Cv`` when ``pairs`` (``mp`` lists the pairs with
-    ``Cv > 0``); the sums ``acc`` = (a0 = sum c, a1 = sum c^2, a2 = sum tc c,
-    a4 = sum k_i^2, sum of the touched labels' degrees) and ``cnt`` = (touched, pairs)."""
+def move_row(t, lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs):
+    """Add row ``t`` (weight ``lw[t]``) to the moved side: counts ``c`` (``touched``
+    lists the labels with ``c > 0``), pair counts ``Cv`` when ``pairs`` (``mp`` lists the
+    pairs with ``Cv > 0``); the sums ``acc`` = (a0 = sum c, a1 = sum c^2, a2 = sum tc c,
+    a4 = sum w_i k_i^2, sum of the touched labels' degrees) and ``cnt`` = (touched,
+    pairs)."""
     p0 = lptr[t]
     p1 = lptr[t + 1]
+    w = lw[t]
     for a in range(p0, p1):
         j = lidx[a]
         old = c[j]
@@ -390,24 +395,25 @@ def move_row(t, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs):
             touched[cnt[0]] = j
             cnt[0] += 1
             acc[4] += deg[j]
-        c[j] = old + 1.0
-        acc[1] += 2.0 * old + 1.0
-        acc[2] += tc[j]
+        c[j] = old + w
+        acc[1] += (2.0 * old + w) * w
+        acc[2] += tc[j] * w
         if pairs:
             for b in range(a + 1, p1):
                 p = pidx[j, lidx[b]]
                 if Cv[p] == 0.0:
                     mp[cnt[1]] = p
                     cnt[1] += 1
-                Cv[p] += 1.0
+                Cv[p] += w
     k = p1 - p0
-    acc[0] += k
-    acc[3] += k * k
+    acc[0] += k * w
+    acc[3] += (k * k) * w
 
 
 @njit(cache=True, inline="always")
-def add_pairs(t, lptr, lidx, Cv, pidx, mp, cnt):
+def add_pairs(t, lw, lptr, lidx, Cv, pidx, mp, cnt):
     """The pair counts of row ``t`` only (rows whose labels were moved without them)."""
+    w = lw[t]
     p1 = lptr[t + 1]
     for a in range(lptr[t], p1):
         j = lidx[a]
@@ -416,7 +422,7 @@ def add_pairs(t, lptr, lidx, Cv, pidx, mp, cnt):
             if Cv[p] == 0.0:
                 mp[cnt[1]] = p
                 cnt[1] += 1
-            Cv[p] += 1.0
+            Cv[p] += w
 
 
 @njit(cache=True, inline="always")
@@ -434,7 +440,7 @@ def reset_moved(c, Cv, touched, mp, acc, cnt):
 
 @njit(cache=True, inline="always")
 def evaluate(nm, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k, adj_p, adj_b,
-             adj_w, gtc, gpp, tot, cb, crit, best_q):
+             adj_w, gb, gtc, gpp, tot, cb, crit, best_q):
     """Criterion of the candidate that puts the moved rows (state ``c``, ``Cv``, ``acc``,
     ``cnt`` with the pair counts up to date) on one side, or ``inf`` when it cannot beat
     ``best_q`` by more than 1e-12."""
@@ -446,4 +452,4 @@ def evaluate(nm, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_
     if vm <= lbm and vr <= lbr:
         return q
     return lacova_exact(nm, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k,
-                        adj_p, adj_b, adj_w, gtc, gpp, tot, cb, vm, lbm, vr, lbr, best_q)
+                        adj_p, adj_b, adj_w, gb, gtc, gpp, tot, cb, vm, lbm, vr, lbr, best_q)

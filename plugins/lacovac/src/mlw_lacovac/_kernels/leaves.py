@@ -3,9 +3,10 @@ predictions routed through a flattened tree.
 
 A fitted tree's leaves are flat arrays: leaf ``l`` models the labels
 ``leaf_labels[leaf_lab_ptr[l]:leaf_lab_ptr[l+1]]`` (its block); its observed subsets are
-``sub_count[leaf_sub_ptr[l]:leaf_sub_ptr[l+1]]`` times seen, as 0/1 rows of the block
-stored from ``sub_bits[leaf_bits_ptr[l]]`` on (row-major), ordered by decreasing count,
-ties by first appearance among the leaf's rows.
+``sub_count[leaf_sub_ptr[l]:leaf_sub_ptr[l+1]]`` times seen (the weight of its rows with
+``sample_weight``), as 0/1 rows of the block stored from ``sub_bits[leaf_bits_ptr[l]]`` on
+(row-major), ordered by decreasing count, ties by first appearance among the leaf's
+rows.
 """
 
 from __future__ import annotations
@@ -28,16 +29,17 @@ def leaf_buffers(n_max: int, n_labels: int):
     while size < 2 * max(n_max, 1):
         size *= 2
     return (np.full(size, -1, np.int64), np.empty(size, np.uint64), np.empty(n_max + 1, np.int64),
-            np.empty(n_max, np.int64), np.empty(n_max, np.int64), np.empty(n_max, np.int64),
+            np.empty(n_max, np.int64), np.empty(n_max), np.empty(n_max, np.int64),
             np.empty(n_max, np.int64))
 
 
 @njit(cache=True)
-def leaf_subsets(y_indptr, y_indices, rows, label_map, htab, hkey, sub_ptr, sub_row, cnt,
+def leaf_subsets(y_indptr, y_indices, w, rows, label_map, htab, hkey, sub_ptr, sub_row, cnt,
                  slot, lab):
     """The distinct label subsets (restricted to the labels with ``label_map >= 0``) of
     ``rows``, in order of first appearance: returns ``nsub``; subset ``s`` first appears
-    at local row ``sub_row[s]`` and is seen ``cnt[s]`` times; its local label positions
+    at local row ``sub_row[s]`` and is seen ``cnt[s]`` times (the sum of the weights
+    ``w`` of its rows, in row order); its local label positions
     are ``lab[sub_ptr[s]:sub_ptr[s+1]]`` (ascending). ``htab`` (all -1, size a power of 2
     at least twice the rows) is left all -1."""
     mask = np.uint64(htab.size - 1)
@@ -71,13 +73,13 @@ def leaf_subsets(y_indptr, y_indices, rows, label_map, htab, hkey, sub_ptr, sub_
                     break
             pos = (pos + np.uint64(1)) & mask
         if found >= 0:
-            cnt[found] += 1
+            cnt[found] += w[r]
         else:
             htab[pos] = nsub
             hkey[pos] = h
             slot[nsub] = pos
             sub_row[nsub] = t
-            cnt[nsub] = 1
+            cnt[nsub] = w[r]
             sub_ptr[nsub + 1] = start + m
             nsub += 1
     for s in range(nsub):
@@ -113,7 +115,7 @@ def leaf_models(leaf_lab_ptr, leaf_sub_ptr, leaf_bits_ptr, sub_count, sub_bits, 
         bp = leaf_bits_ptr[leaf]
         n = float(leaf_n[leaf])
         for i in range(m):
-            c = 0
+            c = 0.0
             for s in range(s0, s1):
                 if sub_bits[bp + (s - s0) * m + i]:
                     c += sub_count[s]
@@ -439,7 +441,7 @@ def log_proba_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, node
                     lq += logq1[l0 + k]
                 else:
                     lq += logq0[l0 + k]
-            count = 0
+            count = 0.0
             bp = leaf_bits_ptr[leaf]
             s0 = leaf_sub_ptr[leaf]
             for s in range(s0, leaf_sub_ptr[leaf + 1]):

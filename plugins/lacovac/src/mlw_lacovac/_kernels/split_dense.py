@@ -12,18 +12,39 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mlw_lacovac._kernels.criterion import CRIT_LACOVA, evaluate, move_row, reset_moved
+from mlw_lacovac._kernels.criterion import CRIT_LACOVA, T_N, evaluate, move_row, reset_moved
 
 
-def histogram_bins(X, max_bins):
+def weighted_quantiles(col, qs, w=None):
+    """numpy's default ("linear") quantiles ``qs`` of ``col`` whose values count ``w``
+    times each (None: once): the value at the virtual position ``h = (W - 1) q`` of the
+    sorted values repeated ``w`` times, interpolated between positions ``floor(h)`` and
+    ``floor(h) + 1`` with numpy's formula, so integer weights give ``np.quantile`` of the
+    repeated column bit for bit (and no weights ``np.quantile(col, qs)``)."""
+    order = np.argsort(col, kind="stable")
+    v = col[order]
+    cw = np.cumsum(np.ones(v.size) if w is None else w[order])
+    h = (cw[-1] - 1.0) * qs
+    lo = np.floor(h)
+    g = h - lo
+    last = v.size - 1
+    a = v[np.minimum(np.searchsorted(cw, lo, side="right"), last)]
+    b = v[np.minimum(np.searchsorted(cw, np.minimum(lo + 1.0, cw[-1] - 1.0), side="right"),
+                     last)]
+    diff = b - a
+    return np.where(g >= 0.5, b - diff * (1 - g), a + diff * g)
+
+
+def histogram_bins(X, max_bins, w=None):
     """Per-value bin ids (uint16) of a dense ``X``, transposed to (d, n): each column is
-    cut at its distinct quantiles ``k / max_bins``, k = 1..max_bins-1."""
+    cut at its distinct quantiles ``k / max_bins``, k = 1..max_bins-1, the rows counted
+    ``w`` times each (``sample_weight``; see :func:`weighted_quantiles`)."""
     n, d = X.shape
     out = np.empty((d, n), np.uint16)
     qs = np.arange(1, max_bins) / max_bins
     for f in range(d):
         col = X[:, f]
-        edges = np.unique(np.quantile(col, qs))
+        edges = np.unique(weighted_quantiles(col, qs, w))
         out[f] = np.searchsorted(edges, col, side="right")
     return out
 
@@ -88,23 +109,24 @@ def _order_by_bin(kb, n, order, bcount):
 
 
 @njit(cache=True)
-def search_dense(XT, xbin, rows, lptr, lidx, tc, features, min_child, crit, pj, pk, ptc,
-                 pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, c, Cv, touched, mp,
-                 acc, cnt, deg, cb, order, kb, bcount, vals):
+def search_dense(XT, xbin, rows, lw, lptr, lidx, tc, features, min_child, crit, pj, pk, ptc,
+                 pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, c, Cv, touched,
+                 mp, acc, cnt, deg, cb, order, kb, bcount, vals):
     """Best binary split ``x[f] <= t`` of a node over ``features`` of a dense ``X``.
 
-    ``rows`` are the node's rows, ``lptr``/``lidx`` their local labels (CSR), ``tc`` the
-    node's label counts and ``pj .. tot`` its context
+    ``rows`` are the node's rows, ``lw`` their weights, ``lptr``/``lidx`` their local
+    labels (CSR), ``tc`` the node's label counts and ``pj .. tot`` its context
     (:func:`~mlw_lacovac._kernels.criterion.node_context`); ``c .. cb`` the moved side's
     state (:func:`~mlw_lacovac._kernels.criterion.state_buffers`) and ``order .. vals``
     work buffers (:func:`search_buffers`). Each child of a split on ``f`` keeps at
-    least ``min_child[f]`` rows. Candidates are the midpoints between consecutive values
+    least ``min_child[f]`` rows (of weight). Candidates are the midpoints between consecutive values
     that lie in different bins of ``xbin`` (per-value bin ids shaped like ``XT``); with an
     empty ``xbin`` every midpoint between distinct values. Returns ``(feature, threshold,
     quality)``, feature -1 when no split is valid; ties keep the first feature and the
     first threshold (the lower one).
     """
     n = rows.size
+    W = tot[T_N]
     L = tc.size
     best_q = np.inf
     best_f = -1
@@ -124,7 +146,7 @@ def search_dense(XT, xbin, rows, lptr, lidx, tc, features, min_child, crit, pj, 
     for fi in range(features.size):
         f = features[fi]
         min_leaf = min_child[f]
-        if n < 2 * min_leaf:
+        if W < 2 * min_leaf:
             continue
         if use_bins:
             for t in range(n):
@@ -139,11 +161,12 @@ def search_dense(XT, xbin, rows, lptr, lidx, tc, features, min_child, crit, pj, 
                 continue
             for t in range(n):
                 order[t] = srt[t]
+        nl = 0.0
         for i in range(n - 1):
             t = order[i]
-            move_row(t, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
-            nl = i + 1
-            if nl < min_leaf or n - nl < min_leaf:
+            move_row(t, lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
+            nl += lw[t]
+            if nl < min_leaf or W - nl < min_leaf:
                 continue
             if use_bins:
                 bl = kb[t]
@@ -155,8 +178,8 @@ def search_dense(XT, xbin, rows, lptr, lidx, tc, features, min_child, crit, pj, 
                 v1 = vals[order[i + 1]]
                 if v0 == v1:
                     continue
-            q = evaluate(nl, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k,
-                         adj_p, adj_b, adj_w, gtc, gpp, tot, cb, crit, best_q)
+            q = evaluate(nl, W, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k,
+                         adj_p, adj_b, adj_w, gb, gtc, gpp, tot, cb, crit, best_q)
             if q < best_q - 1e-12:
                 best_q = q
                 best_f = f

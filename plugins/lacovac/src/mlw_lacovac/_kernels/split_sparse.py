@@ -18,6 +18,7 @@ from numba import njit
 
 from mlw_lacovac._kernels.criterion import (
     CRIT_LACOVA,
+    T_N,
     add_pairs,
     evaluate,
     float_criterion,
@@ -36,14 +37,16 @@ def ones_features(X) -> np.ndarray:
 
 
 @njit(cache=True)
-def node_csc(x_indptr, x_indices, x_data, rows, lptr, fmask, xone, cnt_all, cptr, fillp,
-             crow, cval):
+def node_csc(x_indptr, x_indices, x_data, rows, lw, lptr, fmask, xone, cnt_all, w_all, cptr,
+             fillp, crow, cval):
     """The node's stored entries by feature (local row numbers ``crow``, values ``cval``):
     all of them for features without ``xone``, only the rows with a local label for the
-    others; ``cnt_all[f]`` counts every stored entry of ``f`` in the node."""
+    others; ``cnt_all[f]`` counts every stored entry of ``f`` in the node, ``w_all[f]``
+    sums their rows' weights ``lw``."""
     d = cnt_all.size
     for f in range(d):
         cnt_all[f] = 0
+        w_all[f] = 0.0
         cptr[f + 1] = 0
     cptr[0] = 0
     n = rows.size
@@ -54,6 +57,7 @@ def node_csc(x_indptr, x_indices, x_data, rows, lptr, fmask, xone, cnt_all, cptr
             f = x_indices[p]
             if fmask[f]:
                 cnt_all[f] += 1
+                w_all[f] += lw[t]
                 if labelled or not xone[f]:
                     cptr[f + 1] += 1
     for f in range(d):
@@ -72,13 +76,15 @@ def node_csc(x_indptr, x_indices, x_data, rows, lptr, fmask, xone, cnt_all, cptr
 
 
 @njit(cache=True)
-def search_sparse(x_indptr, x_indices, x_data, rows, lptr, lidx, tc, fmask, xone, min_child,
-                  crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, c,
-                  Cv, touched, mp, acc, cnt, deg, cb, cnt_all, cptr, fillp, crow, cval):
+def search_sparse(x_indptr, x_indices, x_data, rows, lw, lptr, lidx, tc, fmask, xone,
+                  min_child, crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb,
+                  gtc, gpp, tot, c, Cv, touched, mp, acc, cnt, deg, cb, cnt_all, w_all, cptr,
+                  fillp, crow, cval):
     """:func:`~mlw_lacovac._kernels.split_dense.search_dense` for a CSR ``X``: the best
     split over the features with ``fmask`` set. ``crow``/``cval`` must hold every stored
     entry of the node's rows."""
     n = rows.size
+    W = tot[T_N]
     L = tc.size
     best_q = np.inf
     best_f = -1
@@ -92,37 +98,38 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lptr, lidx, tc, fmask, xone
         acc[i] = 0.0
     cnt[0] = 0
     cnt[1] = 0
-    node_csc(x_indptr, x_indices, x_data, rows, lptr, fmask, xone, cnt_all, cptr, fillp,
-             crow, cval)
+    node_csc(x_indptr, x_indices, x_data, rows, lw, lptr, fmask, xone, cnt_all, w_all, cptr,
+             fillp, crow, cval)
     d = cnt_all.size
     for f in range(d):
         nnz = cnt_all[f]
         min_leaf = min_child[f]
-        if nnz == 0 or n < 2 * min_leaf:
+        if nnz == 0 or W < 2 * min_leaf:
             continue
         a = cptr[f]
         b = cptr[f + 1]
         nzero = n - nnz
+        wnz = w_all[f]  # the weight of the rows with a stored entry
         if xone[f]:
             # one candidate: the nnz rows with the feature (x = 1) right, the rest left
-            if nzero < min_leaf or nnz < min_leaf:
+            if W - wnz < min_leaf or wnz < min_leaf:
                 continue
             for i in range(a, b):
-                move_row(crow[i], lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt,
+                move_row(crow[i], lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt,
                          False)
             if pairs:
-                q, vm, lbm, vr, lbr = lacova_bound(nnz, n, acc[0], acc[1], acc[2], acc[3],
+                q, vm, lbm, vr, lbr = lacova_bound(wnz, W, acc[0], acc[1], acc[2], acc[3],
                                                    tot)
                 if q >= best_q - 1e-12:
                     q = np.inf
                 elif vm > lbm or vr > lbr:
                     for i in range(a, b):
-                        add_pairs(crow[i], lptr, lidx, Cv, pidx, mp, cnt)
-                    q = lacova_exact(nnz, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc,
-                                     adj_ptr, adj_k, adj_p, adj_b, adj_w, gtc, gpp, tot, cb, vm,
-                                     lbm, vr, lbr, best_q)
+                        add_pairs(crow[i], lw, lptr, lidx, Cv, pidx, mp, cnt)
+                    q = lacova_exact(wnz, W, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc,
+                                     adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, cb,
+                                     vm, lbm, vr, lbr, best_q)
             else:
-                q = float_criterion(nnz, n, acc[0], acc[1], acc[2], c, tc, tot, crit)
+                q = float_criterion(wnz, W, acc[0], acc[1], acc[2], c, tc, tot, crit)
             if q < best_q - 1e-12:
                 best_q = q
                 best_f = f
@@ -140,9 +147,11 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lptr, lidx, tc, fmask, xone
             continue
         # pass A: left = the i+1 smallest negatives; right = the other negatives, the
         # zero block and the positives
+        nl = 0.0
         for i in range(nneg):
-            move_row(rws[order[i]], lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
-            nl = i + 1
+            move_row(rws[order[i]], lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt,
+                     pairs)
+            nl += lw[rws[order[i]]]
             v0 = vals[order[i]]
             if i + 1 < nneg:
                 v1 = vals[order[i + 1]]
@@ -152,10 +161,10 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lptr, lidx, tc, fmask, xone
                 v1 = vals[order[nneg]]
             else:
                 continue
-            if v0 == v1 or nl < min_leaf or n - nl < min_leaf:
+            if v0 == v1 or nl < min_leaf or W - nl < min_leaf:
                 continue
-            q = evaluate(nl, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k,
-                         adj_p, adj_b, adj_w, gtc, gpp, tot, cb, crit, best_q)
+            q = evaluate(nl, W, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k,
+                         adj_p, adj_b, adj_w, gb, gtc, gpp, tot, cb, crit, best_q)
             if q < best_q - 1e-12:
                 best_q = q
                 best_f = f
@@ -163,10 +172,11 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lptr, lidx, tc, fmask, xone
                 best_t = v0 if thr == v1 else thr
         reset_moved(c, Cv, touched, mp, acc, cnt)
         # pass B: right = the i+1 largest positives (the moved side); left = the rest
+        nr = 0.0
         for i in range(npos):
             o = order[nnz - 1 - i]
-            move_row(rws[o], lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
-            nr = i + 1
+            move_row(rws[o], lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
+            nr += lw[rws[o]]
             v1 = vals[o]
             if i + 1 < npos:
                 v0 = vals[order[nnz - 2 - i]]
@@ -176,10 +186,10 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lptr, lidx, tc, fmask, xone
                 v0 = vals[order[nneg - 1]]
             else:
                 continue
-            if v0 == v1 or nr < min_leaf or n - nr < min_leaf:
+            if v0 == v1 or nr < min_leaf or W - nr < min_leaf:
                 continue
-            q = evaluate(nr, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k,
-                         adj_p, adj_b, adj_w, gtc, gpp, tot, cb, crit, best_q)
+            q = evaluate(nr, W, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k,
+                         adj_p, adj_b, adj_w, gb, gtc, gpp, tot, cb, crit, best_q)
             if q < best_q - 1e-12:
                 best_q = q
                 best_f = f

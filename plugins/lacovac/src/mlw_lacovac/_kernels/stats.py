@@ -3,6 +3,11 @@
 ``Y`` is CSR ``(indptr, indices)`` of the positive labels; a node is an int64 array of
 row numbers plus a ``label_map`` (global label -> local position, -1 when the label is
 not part of the node). Local positions preserve the global order.
+
+Rows carry weights ``w`` (``sample_weight``; all 1 without it) and act as that many
+copies of themselves: every count here is a sum of weights, accumulated in row order (so
+a label present in every row counts exactly the node's weight, and integer weights give
+the counts of repeated rows exactly).
 """
 
 from __future__ import annotations
@@ -12,15 +17,25 @@ from numba import njit
 
 
 @njit(cache=True)
-def node_stats(y_indptr, y_indices, rows, label_map, nloc, counts, co, buf):
-    """Label counts ``counts[:nloc]`` and pair co-occurrence counts ``co[:nloc, :nloc]``
-    (upper triangle) of a node, into preallocated buffers."""
+def weight_sum(w, rows):
+    """The weight of a node: ``w[rows]`` summed in row order."""
+    s = 0.0
+    for t in range(rows.size):
+        s += w[rows[t]]
+    return s
+
+
+@njit(cache=True)
+def node_stats(y_indptr, y_indices, w, rows, label_map, nloc, counts, co, buf):
+    """Weighted label counts ``counts[:nloc]`` and pair co-occurrence counts
+    ``co[:nloc, :nloc]`` (upper triangle) of a node, into preallocated float buffers."""
     for j in range(nloc):
-        counts[j] = 0
+        counts[j] = 0.0
         for k in range(nloc):
-            co[j, k] = 0
+            co[j, k] = 0.0
     for t in range(rows.size):
         r = rows[t]
+        wr = w[r]
         m = 0
         for p in range(y_indptr[r], y_indptr[r + 1]):
             j = label_map[y_indices[p]]
@@ -29,19 +44,24 @@ def node_stats(y_indptr, y_indices, rows, label_map, nloc, counts, co, buf):
                 m += 1
         for a in range(m):
             ja = buf[a]
-            counts[ja] += 1
+            counts[ja] += wr
             for b in range(a + 1, m):
-                co[ja, buf[b]] += 1
+                co[ja, buf[b]] += wr
 
 
 @njit(cache=True)
-def node_label_stats(y_indptr, y_indices, rows, label_map, n_lab):
+def node_label_stats(y_indptr, y_indices, rows, label_map, n_lab, w=None):
     """Counts ``c[j]`` of each local label and the co-occurrence counts ``C[j, k]``
-    (``j < k``, upper triangle) over the rows of a node."""
-    counts = np.empty(n_lab, np.int64)
-    co = np.empty((n_lab, n_lab), np.int64)
+    (``j < k``, upper triangle) over the rows of a node, weighted by ``w`` (per global
+    row; None: every row counts 1)."""
+    counts = np.empty(n_lab)
+    co = np.empty((n_lab, n_lab))
     buf = np.empty(n_lab, np.int64)
-    node_stats(y_indptr, y_indices, rows, label_map, n_lab, counts, co, buf)
+    if w is None:
+        node_stats(y_indptr, y_indices, np.ones(y_indptr.size - 1), rows, label_map, n_lab,
+                   counts, co, buf)
+    else:
+        node_stats(y_indptr, y_indices, w, rows, label_map, n_lab, counts, co, buf)
     return counts, co
 
 
