@@ -74,7 +74,7 @@ def test_bounds_never_exceed_the_exact_criterion(seed, n, L):
     a0, a1, a2, a4 = float(c.sum()), float((c * c).sum()), float((tc * c).sum()), float(
         (k * k).sum())
     ctx = context_buffers(n, L)
-    node_context(tc, tC, np.ones(n), lptr, float(n), *ctx)
+    node_context(tc, tC, None, np.arange(n), lptr, float(n), *ctx)
     q_bound = lacova_bound(nm, n, a0, a1, a2, a4, ctx[-1])[0]
     assert q_bound <= naive.split_quality(Y, moved, K.CRIT_LACOVA) + 1e-12
     # the rest's |covariance| numerator, F = n_r^2 sum_{j<k} |cov_jk|

@@ -228,7 +228,7 @@ class TreeBuilder:
     def _prepare(self, X: Any, Y: sp.csr_matrix, rows: np.ndarray | None,
                  sample_weight: np.ndarray | None = None) -> dict:
         n_total, d = X.shape
-        w = (np.ones(n_total) if sample_weight is None
+        w = (None if sample_weight is None  # None: the kernels' unweighted specialisation
              else np.ascontiguousarray(sample_weight, np.float64))
         min_child = np.broadcast_to(np.asarray(self.min_child, np.int64), (d,)).copy()
         if min_child.size and min_child.min() < 1:

@@ -75,18 +75,17 @@ __all__ = [
 ]
 
 
-def _context(tc, tC, lw, lptr):
-    """The node context (:func:`~mlw_lacovac._kernels.criterion.node_context`) of a node
-    whose rows weigh ``lw`` (local, in row order)."""
-    lw = np.asarray(lw, np.float64)
-    ctx = context_buffers(lw.size, tc.size)
-    node_context(np.asarray(tc, np.float64), np.asarray(tC, np.float64), lw,
-                 np.asarray(lptr, np.int64), weight_sum(lw, np.arange(lw.size)), *ctx)
+def _context(tc, tC, w, rows, lptr):
+    """The node context (:func:`~mlw_lacovac._kernels.criterion.node_context`) of the rows
+    ``rows`` weighted ``w`` (None: 1 each)."""
+    ctx = context_buffers(rows.size, tc.size)
+    node_context(np.asarray(tc, np.float64), np.asarray(tC, np.float64), w, rows,
+                 np.asarray(lptr, np.int64), weight_sum(w, rows), *ctx)
     return ctx
 
 
-def _local_weights(rows, weights):
-    return np.ones(rows.size) if weights is None else np.asarray(weights, np.float64)[rows]
+def _weights(weights):
+    return None if weights is None else np.ascontiguousarray(weights, np.float64)
 
 
 def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_child, crit,
@@ -97,10 +96,10 @@ def best_split_dense(XT, xbin, rows, lptr, lidx, tc, tC, features, min_child, cr
     rows = np.asarray(rows, np.int64)
     tc = np.asarray(tc, np.float64)
     n = rows.size
-    lw = _local_weights(rows, weights)
-    ctx = _context(tc, tC, lw, lptr)
+    w = _weights(weights)
+    ctx = _context(tc, tC, w, rows, lptr)
     nbins = int(xbin.max()) + 1 if xbin.size else 0
-    return search_dense(XT, xbin, rows, lw, np.asarray(lptr, np.int64),
+    return search_dense(XT, xbin, rows, w, np.asarray(lptr, np.int64),
                         np.asarray(lidx, np.int64), tc, np.asarray(features, np.int64),
                         np.asarray(min_child, np.int64), crit, *ctx, *state_buffers(tc.size),
                         *search_buffers(max(n, 1), nbins))
@@ -117,11 +116,11 @@ def best_split_sparse(x_indptr, x_indices, x_data, n_features, rows, lptr, lidx,
     if xone is None:
         xone = np.ones(n_features, np.bool_)
         xone[np.asarray(x_indices)[np.asarray(x_data) != 1.0]] = False
-    lw = _local_weights(rows, weights)
-    ctx = _context(tc, tC, lw, lptr)
+    w = _weights(weights)
+    ctx = _context(tc, tC, w, rows, lptr)
     nnz = int(sum(x_indptr[r + 1] - x_indptr[r] for r in rows)) + 1
     d = int(n_features)
-    return search_sparse(x_indptr, x_indices, x_data, rows, lw, np.asarray(lptr, np.int64),
+    return search_sparse(x_indptr, x_indices, x_data, rows, w, np.asarray(lptr, np.int64),
                          np.asarray(lidx, np.int64), tc, np.asarray(fmask, np.bool_), xone,
                          np.asarray(min_child, np.int64), crit, *ctx,
                          *state_buffers(tc.size), np.empty(d, np.int64), np.empty(d),
@@ -143,7 +142,7 @@ def split_quality(nl, cl, Cl, n, tc, tC, crit, form="auto"):
         tot = np.array([tc.sum(), (tc * tc).sum(), 0, 0, 0, 0, n, 0], np.float64)
         return float_criterion(nl, n, a0, a1, a2, cl, tc, tot, crit)
     pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot = _context(
-        tc, tC, np.ones(n), np.zeros(n + 1, np.int64))
+        tc, tC, None, np.arange(n), np.zeros(n + 1, np.int64))
     P = int(tot[7])
     Cv = np.array([Cl[pj[p], pk[p]] for p in range(P)], np.float64)
     clf = cl.astype(np.float64)

@@ -10,7 +10,8 @@ segment in place (stable, so rows keep their order), the first child of a vertic
 reuses the segment and the others get copies; buffer space above every live segment is
 reused.
 
-Rows are weighted (``w``, ``sample_weight``; all 1 without it) as frequencies: a node's
+Rows are weighted (``w``, ``sample_weight``; None without it, which compiles to the
+unweighted arithmetic) as frequencies: a node's
 size (``n_rows``, what ``m``, ``min_child`` and lambda_n see), its label counts and the
 leaves' subset counts are sums of weights, so integer weights grow the tree of the
 repeated rows.
@@ -86,7 +87,6 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
         r = root_rows[t]
         ylen += y_indptr[r + 1] - y_indptr[r]
     lptr = np.empty(nmax + 1, np.int64)
-    lw = np.empty(nmax)
     lidx = np.empty(max(ylen, 1), np.int64)
     pmax = max(1, Lg * (Lg - 1) // 2)
     pj = np.empty(pmax, np.int64)
@@ -347,8 +347,6 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             for a in range(nvary):
                 vmap[lset_lab[l0 + vi[a]]] = a
             local_labels_into(y_indptr, y_indices, rows, vmap, lptr, lidx)
-            for t in range(n):
-                lw[t] = w[rows[t]]
             for a in range(nvary):
                 vmap[lset_lab[l0 + vi[a]]] = -1
             if max_features > 0:
@@ -357,21 +355,21 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             else:
                 feats = all_features
             if wn >= split_floor:
-                node_context(vcounts, vco, lw, lptr[:n + 1], wn, pj, pk, ptc, pidx, adj_ptr,
-                             adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot)
+                node_context(vcounts, vco, w, rows, lptr[:n + 1], wn, pj, pk, ptc, pidx,
+                             adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot)
                 if sparse:
                     if max_features > 0:
                         fmask[:] = False
                         for i in range(max_features):
                             fmask[feats[i]] = True
                     f_best, t_best, q_best = search_sparse(
-                        x_indptr, x_indices, x_data, rows, lw, lptr, lidx, vcounts, fmask, xone,
+                        x_indptr, x_indices, x_data, rows, w, lptr, lidx, vcounts, fmask, xone,
                         min_child, crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w,
                         gb, gtc, gpp, tot, c, Cv, touched, mp, acc, cnt, deg, cb, cnt_all, w_all,
                         cptr, fillp, crow, cval)
                 else:
                     f_best, t_best, q_best = search_dense(
-                        XT, xbin, rows, lw, lptr, lidx, vcounts, feats, min_child, crit, pj, pk,
+                        XT, xbin, rows, w, lptr, lidx, vcounts, feats, min_child, crit, pj, pk,
                         ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, c, Cv,
                         touched, mp, acc, cnt, deg, cb, order, kb, bcount, vals)
             if f_best < 0:

@@ -48,6 +48,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mlw_lacovac._kernels.stats import row_weight
+
 #: Criterion codes of the split searches.
 CRIT_LACOVA = 0  # min(sum of variances, sum of |covariances|) per child (LaCova/LaCovaC)
 CRIT_VARIANCE = 1  # sum of label variances (a node with fewer than two varying labels)
@@ -85,16 +87,16 @@ def state_buffers(n_labels: int):
 
 
 @njit(cache=True)
-def node_context(tc, tC, lw, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w,
-                 gb, gtc, gpp, tot):
-    """Fill the node context of a node of weight ``n`` (rows weighted ``lw``, labels
-    ``lptr``): the co-occurring pairs ``(pj, pk)`` (j < k) with their counts ``ptc`` and
-    indices ``pidx[j, k]`` (-1: the pair never co-occurs), each label's co-occurring
-    partners (``adj_ptr``/``adj_k``, pair index ``adj_p``) sorted by the breakpoint
-    ``adj_b = tc_j tc_k / tC_jk`` (the child size ``s`` from which ``s tC_jk >= tc_j
-    tc_k``) with the running sums ``adj_w`` of the partners' ``tc_k``, the breakpoints of
-    all pairs sorted (``gb``) with the prefix sums of their ``tC`` (``gtc``) and ``tc_j
-    tc_k`` (``gpp``), and the scalars in ``tot``."""
+def node_context(tc, tC, w, rows, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b,
+                 adj_w, gb, gtc, gpp, tot):
+    """Fill the node context of a node of weight ``n`` (rows ``rows`` weighted ``w``, None:
+    1 each; their local labels ``lptr``): the co-occurring pairs ``(pj, pk)`` (j < k) with
+    their counts ``ptc`` and indices ``pidx[j, k]`` (-1: the pair never co-occurs), each
+    label's co-occurring partners (``adj_ptr``/``adj_k``, pair index ``adj_p``) sorted by
+    the breakpoint ``adj_b = tc_j tc_k / tC_jk`` (the child size ``s`` from which ``s
+    tC_jk >= tc_j tc_k``) with the running sums ``adj_w`` of the partners' ``tc_k``, the
+    breakpoints of all pairs sorted (``gb``) with the prefix sums of their ``tC``
+    (``gtc``) and ``tc_j tc_k`` (``gpp``), and the scalars in ``tot``."""
     L = tc.size
     P = 0
     for j in range(L + 1):
@@ -148,10 +150,10 @@ def node_context(tc, tC, lw, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, 
             adj_b[i + 1] = b
             adj_k[i + 1] = k
             adj_p[i + 1] = p
-        w = 0.0
+        run = 0.0
         for q in range(a, adj_ptr[j + 1]):
-            w += tc[adj_k[q]]
-            adj_w[q] = w
+            run += tc[adj_k[q]]
+            adj_w[q] = run
     # G(s) = sum over co-occurring pairs |s tC - tc_j tc_k|: positive from the
     # breakpoint s >= tc_j tc_k / tC on; the breakpoints sorted, with prefix sums
     for p in range(P):
@@ -168,7 +170,7 @@ def node_context(tc, tC, lw, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, 
     k2 = 0.0
     for t in range(lptr.size - 1):
         k = lptr[t + 1] - lptr[t]
-        k2 += lw[t] * (k * k)
+        k2 += row_weight(w, rows[t]) * (k * k)
     tot[T_SUM] = t1
     tot[T_SQ] = t2
     tot[T_K2] = k2
@@ -379,15 +381,14 @@ def float_criterion(nm, n, a0, a1, a2, c, tc, tot, crit):
 # the moved side
 # ----------------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def move_row(t, lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs):
-    """Add row ``t`` (weight ``lw[t]``) to the moved side: counts ``c`` (``touched``
+def move_row(t, w, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs):
+    """Add local row ``t`` (of weight ``w``) to the moved side: counts ``c`` (``touched``
     lists the labels with ``c > 0``), pair counts ``Cv`` when ``pairs`` (``mp`` lists the
     pairs with ``Cv > 0``); the sums ``acc`` = (a0 = sum c, a1 = sum c^2, a2 = sum tc c,
     a4 = sum w_i k_i^2, sum of the touched labels' degrees) and ``cnt`` = (touched,
     pairs)."""
     p0 = lptr[t]
     p1 = lptr[t + 1]
-    w = lw[t]
     for a in range(p0, p1):
         j = lidx[a]
         old = c[j]
@@ -411,9 +412,9 @@ def move_row(t, lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pai
 
 
 @njit(cache=True, inline="always")
-def add_pairs(t, lw, lptr, lidx, Cv, pidx, mp, cnt):
-    """The pair counts of row ``t`` only (rows whose labels were moved without them)."""
-    w = lw[t]
+def add_pairs(t, w, lptr, lidx, Cv, pidx, mp, cnt):
+    """The pair counts of row ``t`` (weight ``w``) only (rows whose labels were moved
+    without them)."""
     p1 = lptr[t + 1]
     for a in range(lptr[t], p1):
         j = lidx[a]

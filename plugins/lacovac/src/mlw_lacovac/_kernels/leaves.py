@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mlw_lacovac._kernels.stats import row_weight
+
 # node kinds
 LEAF = 0
 HSPLIT = 1
@@ -39,7 +41,7 @@ def leaf_subsets(y_indptr, y_indices, w, rows, label_map, htab, hkey, sub_ptr, s
     """The distinct label subsets (restricted to the labels with ``label_map >= 0``) of
     ``rows``, in order of first appearance: returns ``nsub``; subset ``s`` first appears
     at local row ``sub_row[s]`` and is seen ``cnt[s]`` times (the sum of the weights
-    ``w`` of its rows, in row order); its local label positions
+    ``w`` of its rows, in row order; None: 1 each); its local label positions
     are ``lab[sub_ptr[s]:sub_ptr[s+1]]`` (ascending). ``htab`` (all -1, size a power of 2
     at least twice the rows) is left all -1."""
     mask = np.uint64(htab.size - 1)
@@ -73,13 +75,13 @@ def leaf_subsets(y_indptr, y_indices, w, rows, label_map, htab, hkey, sub_ptr, s
                     break
             pos = (pos + np.uint64(1)) & mask
         if found >= 0:
-            cnt[found] += w[r]
+            cnt[found] += row_weight(w, r)
         else:
             htab[pos] = nsub
             hkey[pos] = h
             slot[nsub] = pos
             sub_row[nsub] = t
-            cnt[nsub] = w[r]
+            cnt[nsub] = row_weight(w, r)
             sub_ptr[nsub + 1] = start + m
             nsub += 1
     for s in range(nsub):

@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from mlw_lacovac._kernels.criterion import CRIT_LACOVA, T_N, evaluate, move_row, reset_moved
+from mlw_lacovac._kernels.stats import row_weight
 
 
 def weighted_quantiles(col, qs, w=None):
@@ -109,13 +110,13 @@ def _order_by_bin(kb, n, order, bcount):
 
 
 @njit(cache=True)
-def search_dense(XT, xbin, rows, lw, lptr, lidx, tc, features, min_child, crit, pj, pk, ptc,
+def search_dense(XT, xbin, rows, w, lptr, lidx, tc, features, min_child, crit, pj, pk, ptc,
                  pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, c, Cv, touched,
                  mp, acc, cnt, deg, cb, order, kb, bcount, vals):
     """Best binary split ``x[f] <= t`` of a node over ``features`` of a dense ``X``.
 
-    ``rows`` are the node's rows, ``lw`` their weights, ``lptr``/``lidx`` their local
-    labels (CSR), ``tc`` the node's label counts and ``pj .. tot`` its context
+    ``rows`` are the node's rows, ``w`` the rows' weights (None: 1 each), ``lptr``/``lidx``
+    their local labels (CSR), ``tc`` the node's label counts and ``pj .. tot`` its context
     (:func:`~mlw_lacovac._kernels.criterion.node_context`); ``c .. cb`` the moved side's
     state (:func:`~mlw_lacovac._kernels.criterion.state_buffers`) and ``order .. vals``
     work buffers (:func:`search_buffers`). Each child of a split on ``f`` keeps at
@@ -164,8 +165,9 @@ def search_dense(XT, xbin, rows, lw, lptr, lidx, tc, features, min_child, crit, 
         nl = 0.0
         for i in range(n - 1):
             t = order[i]
-            move_row(t, lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
-            nl += lw[t]
+            wt = row_weight(w, rows[t])
+            move_row(t, wt, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
+            nl += wt
             if nl < min_leaf or W - nl < min_leaf:
                 continue
             if use_bins:

@@ -27,6 +27,7 @@ from mlw_lacovac._kernels.criterion import (
     move_row,
     reset_moved,
 )
+from mlw_lacovac._kernels.stats import row_weight
 
 
 def ones_features(X) -> np.ndarray:
@@ -37,12 +38,12 @@ def ones_features(X) -> np.ndarray:
 
 
 @njit(cache=True)
-def node_csc(x_indptr, x_indices, x_data, rows, lw, lptr, fmask, xone, cnt_all, w_all, cptr,
+def node_csc(x_indptr, x_indices, x_data, rows, w, lptr, fmask, xone, cnt_all, w_all, cptr,
              fillp, crow, cval):
     """The node's stored entries by feature (local row numbers ``crow``, values ``cval``):
     all of them for features without ``xone``, only the rows with a local label for the
     others; ``cnt_all[f]`` counts every stored entry of ``f`` in the node, ``w_all[f]``
-    sums their rows' weights ``lw``."""
+    sums their rows' weights ``w`` (None: 1 each)."""
     d = cnt_all.size
     for f in range(d):
         cnt_all[f] = 0
@@ -57,7 +58,7 @@ def node_csc(x_indptr, x_indices, x_data, rows, lw, lptr, fmask, xone, cnt_all, 
             f = x_indices[p]
             if fmask[f]:
                 cnt_all[f] += 1
-                w_all[f] += lw[t]
+                w_all[f] += row_weight(w, r)
                 if labelled or not xone[f]:
                     cptr[f + 1] += 1
     for f in range(d):
@@ -76,7 +77,7 @@ def node_csc(x_indptr, x_indices, x_data, rows, lw, lptr, fmask, xone, cnt_all, 
 
 
 @njit(cache=True)
-def search_sparse(x_indptr, x_indices, x_data, rows, lw, lptr, lidx, tc, fmask, xone,
+def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, xone,
                   min_child, crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb,
                   gtc, gpp, tot, c, Cv, touched, mp, acc, cnt, deg, cb, cnt_all, w_all, cptr,
                   fillp, crow, cval):
@@ -98,7 +99,7 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lw, lptr, lidx, tc, fmask, 
         acc[i] = 0.0
     cnt[0] = 0
     cnt[1] = 0
-    node_csc(x_indptr, x_indices, x_data, rows, lw, lptr, fmask, xone, cnt_all, w_all, cptr,
+    node_csc(x_indptr, x_indices, x_data, rows, w, lptr, fmask, xone, cnt_all, w_all, cptr,
              fillp, crow, cval)
     d = cnt_all.size
     for f in range(d):
@@ -115,8 +116,8 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lw, lptr, lidx, tc, fmask, 
             if W - wnz < min_leaf or wnz < min_leaf:
                 continue
             for i in range(a, b):
-                move_row(crow[i], lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt,
-                         False)
+                move_row(crow[i], row_weight(w, rows[crow[i]]), lptr, lidx, c, Cv, pidx, tc,
+                         deg, touched, mp, acc, cnt, False)
             if pairs:
                 q, vm, lbm, vr, lbr = lacova_bound(wnz, W, acc[0], acc[1], acc[2], acc[3],
                                                    tot)
@@ -124,7 +125,8 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lw, lptr, lidx, tc, fmask, 
                     q = np.inf
                 elif vm > lbm or vr > lbr:
                     for i in range(a, b):
-                        add_pairs(crow[i], lw, lptr, lidx, Cv, pidx, mp, cnt)
+                        add_pairs(crow[i], row_weight(w, rows[crow[i]]), lptr, lidx, Cv, pidx,
+                                  mp, cnt)
                     q = lacova_exact(wnz, W, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc,
                                      adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, cb,
                                      vm, lbm, vr, lbr, best_q)
@@ -149,9 +151,10 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lw, lptr, lidx, tc, fmask, 
         # zero block and the positives
         nl = 0.0
         for i in range(nneg):
-            move_row(rws[order[i]], lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt,
+            wt = row_weight(w, rows[rws[order[i]]])
+            move_row(rws[order[i]], wt, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt,
                      pairs)
-            nl += lw[rws[order[i]]]
+            nl += wt
             v0 = vals[order[i]]
             if i + 1 < nneg:
                 v1 = vals[order[i + 1]]
@@ -175,8 +178,9 @@ def search_sparse(x_indptr, x_indices, x_data, rows, lw, lptr, lidx, tc, fmask, 
         nr = 0.0
         for i in range(npos):
             o = order[nnz - 1 - i]
-            move_row(rws[o], lw, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
-            nr += lw[rws[o]]
+            wt = row_weight(w, rows[rws[o]])
+            move_row(rws[o], wt, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
+            nr += wt
             v1 = vals[o]
             if i + 1 < npos:
                 v0 = vals[order[nnz - 2 - i]]

@@ -4,21 +4,39 @@
 row numbers plus a ``label_map`` (global label -> local position, -1 when the label is
 not part of the node). Local positions preserve the global order.
 
-Rows carry weights ``w`` (``sample_weight``; all 1 without it) and act as that many
-copies of themselves: every count here is a sum of weights, accumulated in row order (so
-a label present in every row counts exactly the node's weight, and integer weights give
-the counts of repeated rows exactly).
+Rows carry weights ``w`` (``sample_weight``; None without it: every row counts 1, and
+the JIT compiles that case with the weight folded away) and act as that many copies of
+themselves: every count here is a sum of weights, accumulated in row order (so a label
+present in every row counts exactly the node's weight, and integer weights give the
+counts of repeated rows exactly).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+
+
+def row_weight(w, r):
+    """The weight of row ``r``: ``w[r]``, or 1 when ``w`` is None. In compiled kernels
+    the choice is made on the type of ``w`` (the overload below), so with no weights the
+    constant 1 folds into the arithmetic and unweighted fits run the unweighted code."""
+    return 1.0 if w is None else w[r]
+
+
+@overload(row_weight, inline="always")
+def _row_weight(w, r):
+    if isinstance(w, (types.NoneType, types.Omitted)):
+        return lambda w, r: 1.0
+    return lambda w, r: w[r]
 
 
 @njit(cache=True)
 def weight_sum(w, rows):
-    """The weight of a node: ``w[rows]`` summed in row order."""
+    """The weight of a node: ``w[rows]`` summed in row order (its size when None)."""
+    if w is None:
+        return float(rows.size)
     s = 0.0
     for t in range(rows.size):
         s += w[rows[t]]
@@ -35,7 +53,7 @@ def node_stats(y_indptr, y_indices, w, rows, label_map, nloc, counts, co, buf):
             co[j, k] = 0.0
     for t in range(rows.size):
         r = rows[t]
-        wr = w[r]
+        wr = row_weight(w, r)
         m = 0
         for p in range(y_indptr[r], y_indptr[r + 1]):
             j = label_map[y_indices[p]]
@@ -57,11 +75,7 @@ def node_label_stats(y_indptr, y_indices, rows, label_map, n_lab, w=None):
     counts = np.empty(n_lab)
     co = np.empty((n_lab, n_lab))
     buf = np.empty(n_lab, np.int64)
-    if w is None:
-        node_stats(y_indptr, y_indices, np.ones(y_indptr.size - 1), rows, label_map, n_lab,
-                   counts, co, buf)
-    else:
-        node_stats(y_indptr, y_indices, w, rows, label_map, n_lab, counts, co, buf)
+    node_stats(y_indptr, y_indices, w, rows, label_map, n_lab, counts, co, buf)
     return counts, co
 
 
