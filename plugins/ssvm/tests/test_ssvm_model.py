@@ -146,3 +146,52 @@ def test_warm_start_over_a_C_grid_meets_the_criterion_with_fewer_iterations():
     # other data: a cold start (the state is keyed by a checksum of X and Y)
     model.fit(X[:60], Y[:60])
     assert model.n_iter_ == StructF1(C=100.0, epsilon=0.01).fit(X[:60], Y[:60]).n_iter_
+
+
+def _scaled_primal(model, X, Y, code, scale):
+    """1/2 |W|^2 + C max(0, H(W)) of the problem trained with ``scale`` times the
+    paper's loss ((b + c) / L for Hamming), H the most violated joint constraint's
+    violation found by enumerating all 2^L label vectors (naive_ssvm.brute_force)."""
+    import naive_ssvm as naive
+
+    S = scores(X, model.W_, 1.0)
+    units = Y.shape[1] if code == K.LOSS_HAMMING else 1.0  # the kernels' loss units
+    r = scale / units
+    H = np.mean([r * naive.brute_force(code, 1.0, S[i] / r, Y[i]) - S[i] @ Y[i]
+                 for i in range(len(Y))])
+    w = model.W_.ravel()
+    return 0.5 * w @ w + model.C * max(0.0, H), H
+
+
+@pytest.mark.parametrize("make, code", [(StructHamming, K.LOSS_HAMMING),
+                                        (StructF1, K.LOSS_FBETA),
+                                        (StructSubset, K.LOSS_SUBSET)])
+def test_loss_scale_trains_on_the_scaled_loss(make, code):
+    X, Y = _toy(40, seed=6)
+    C, eps = 3.0, 0.1
+    model = make(C=C, epsilon=eps, loss_scale=100.0).fit(X, Y)
+    assert model.converged_ and model.loss_scale_ == 100.0
+    primal, H = _scaled_primal(model, X, Y, code, 100.0)
+    # the stopping rule of the scaled problem, against brute force
+    assert H <= model.slack_ + eps + 1e-9
+    assert model.objective_ == pytest.approx(0.5 * model.W_.ravel() @ model.W_.ravel()
+                                             + C * model.slack_, rel=1e-9)
+    # epsilon-optimal for that problem (P(W) <= P* + C eps): no rescaled W does better
+    for t in (0.5, 0.8, 1.25, 2.0):
+        other = clone(model)
+        other.W_ = t * model.W_
+        assert _scaled_primal(other, X, Y, code, 100.0)[0] >= primal - C * eps - 1e-9
+    # the paper's C grid meets another trade-off at another scale
+    unit = make(C=C, epsilon=eps, loss_scale=1.0).fit(X, Y)
+    assert not np.allclose(unit.W_ * 100.0, model.W_)
+
+
+def test_loss_scale_auto_is_the_count_for_hamming_and_one_for_the_others():
+    X, Y = _toy(40, seed=7)
+    assert np.array_equal(StructHamming(C=50.0).fit(X, Y).W_,
+                          StructHamming(C=50.0, loss_scale=3.0).fit(X, Y).W_)
+    assert np.array_equal(StructF1(C=50.0).fit(X, Y).W_,
+                          StructF1(C=50.0, loss_scale=1.0).fit(X, Y).W_)
+    for bad in (0.0, -1.0, "percent"):
+        with pytest.raises(ValueError, match="'loss_scale' must be"):
+            StructSubset(loss_scale=bad).fit(X, Y)

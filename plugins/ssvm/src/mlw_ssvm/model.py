@@ -62,7 +62,8 @@ class StructuredSVM(MultiLabelLearner):
     loss : str
         ``"hamming"`` ((b + c) / L), ``"subset"`` (0/1), ``"f_beta"``
         (1 - F_beta), ``"jaccard"`` (1 - a / (a + b + c)), ``"precision"`` or
-        ``"recall"``. All losses are in [0, 1], as in the paper.
+        ``"recall"``: each in [0, 1] as the paper defines it (Sections 2.1, 4.3), and
+        trained as ``loss_scale`` times that.
     C : float
         Weight of the slack in 1/2 |w|^2 + C xi (Eq. 6; the same scale as SVM-struct's
         ``-c`` for the 1-slack algorithms). The paper searched {1e4, 1e5, 1e6} on
@@ -71,7 +72,14 @@ class StructuredSVM(MultiLabelLearner):
         beta of the F-beta loss (``loss="f_beta"``); ignored otherwise.
     epsilon : float
         Stop when the most violated joint constraint is violated by at most
-        xi + epsilon (loss units; the paper used 0.1).
+        xi + epsilon (in the units of the scaled loss; the paper used 0.1).
+    loss_scale : float or "auto"
+        Train with loss_scale x Delta. ``"auto"`` (default): L for Hamming (the count
+        b + c of wrong labels) and 1 for the others; 100 is SVM-struct's own
+        convention (losses in percent). The paper does not state its scale, and with
+        epsilon = 0.1 it matters: training with lambda x Delta at (C, epsilon) is the
+        unit-loss problem at (C / lambda, epsilon / lambda), solved that way, with w
+        multiplied by lambda. README, "Loss scale and epsilon".
     bias : float
         Value of the constant feature appended to x (its weight is regularised like the
         others, as in the paper); 0 for no intercept.
@@ -108,7 +116,9 @@ class StructuredSVM(MultiLabelLearner):
     objective_ : float
         1/2 |w|^2 + C xi at the solution (xi over the final working set).
     slack_ : float
-        xi of the final working set.
+        xi of the final working set (in the units of the scaled loss).
+    loss_scale_ : float
+        The scale the loss was trained with (``loss_scale`` resolved).
 
     Notes
     -----
@@ -138,14 +148,15 @@ class StructuredSVM(MultiLabelLearner):
     _joint_prediction: ClassVar[bool] = True
 
     def __init__(self, loss: str = "hamming", *, C: float = 1e4, beta: float = 1.0,
-                 epsilon: float = 0.1, bias: float = 1.0, cache_size: int = 0,
-                 max_iter: int = 10000, warm_start: bool = False,
+                 epsilon: float = 0.1, loss_scale: float | str = "auto", bias: float = 1.0,
+                 cache_size: int = 0, max_iter: int = 10000, warm_start: bool = False,
                  top_label: bool | str = "auto") -> None:
         self.top_label = top_label
         self.loss = loss
         self.C = C
         self.beta = beta
         self.epsilon = epsilon
+        self.loss_scale = loss_scale
         self.bias = bias
         self.cache_size = cache_size
         self.max_iter = max_iter
@@ -178,26 +189,39 @@ class StructuredSVM(MultiLabelLearner):
             previous = getattr(self, "_warm_state", None)
             if previous is not None and previous[0] == key:
                 state = previous[1]
-        res = solve(X, Yd, loss_code=code, beta2=beta2, C=C, epsilon=epsilon, bias=bias,
-                    cache_size=cache_size, max_iter=max_iter, state=state)
+        # The kernels compute Delta in their own units: the Hamming count b + c (L times
+        # the paper's (b + c) / L), the others in [0, 1]. Training with
+        # loss_scale * (the paper's loss) is the kernel-unit problem at C / r and
+        # epsilon / r with w multiplied by r, r = loss_scale / units: the 1-slack problem
+        # and its cutting-plane path are invariant under that change of variables.
+        units = float(Yd.shape[1]) if code == K.LOSS_HAMMING else 1.0
+        if isinstance(self.loss_scale, str) and self.loss_scale == "auto":
+            scale = units
+        else:
+            scale = check_param("loss_scale", self.loss_scale, float, low=0.0,
+                                low_open=True, high=1e6)
+        r = scale / units
+        self.loss_scale_ = scale
+        res = solve(X, Yd, loss_code=code, beta2=beta2, C=C / r, epsilon=epsilon / r,
+                    bias=bias, cache_size=cache_size, max_iter=max_iter, state=state)
         self._warm_state = (key, res.state) if warm_start else None
         p = X.shape[1]
-        self.W_ = res.W  # (p + 1, L): the learner's whole state, bias row last
-        self.coef_ = np.ascontiguousarray(res.W[:p].T)
-        self.intercept_ = bias * res.W[p]
+        self.W_ = r * res.W  # (p + 1, L): the learner's whole state, bias row last
+        self.coef_ = np.ascontiguousarray(self.W_[:p].T)
+        self.intercept_ = bias * self.W_[p]
         self.n_iter_ = res.n_iter
         self.n_oracle_passes_ = res.n_oracle_passes
         self.n_cached_constraints_ = res.n_cached
         self.n_constraints_ = res.n_constraints
         self.converged_ = res.converged
-        self.objective_ = res.primal
-        self.dual_objective_ = res.dual
-        self.slack_ = res.slack
-        self.violation_ = res.violation
+        self.objective_ = r * r * res.primal
+        self.dual_objective_ = r * r * res.dual
+        self.slack_ = r * res.slack
+        self.violation_ = r * res.violation
         if not res.converged:
             warnings.warn(f"{type(self).__name__}: the cutting-plane algorithm stopped at "
                           f"max_iter={max_iter} with the most violated constraint "
-                          f"{res.violation:.3g} beyond the slack (epsilon={epsilon:g})",
+                          f"{self.violation_:.3g} beyond the slack (epsilon={epsilon:g})",
                           ConvergenceWarning, stacklevel=3)
 
     # -- prediction -------------------------------------------------------------------------------
@@ -225,19 +249,22 @@ class StructuredSVM(MultiLabelLearner):
 
 
 class StructHamming(StructuredSVM):
-    """Struct(Hl): the structural SVM trained with the Hamming loss (b + c) / L.
+    """Struct(Hl): the structural SVM trained with the Hamming loss (b + c) / L (times
+    ``loss_scale``: by default L, the count b + c).
 
     Its argmax decomposes over labels (Section 4.3), so it is a binary-relevance model
     whose L linear classifiers share one regularisation. Parameters and attributes as
     :class:`StructuredSVM` (without ``loss`` and ``beta``).
     """
 
-    def __init__(self, *, C: float = 1e4, epsilon: float = 0.1, bias: float = 1.0,
-                 cache_size: int = 0, max_iter: int = 10000, warm_start: bool = False,
+    def __init__(self, *, C: float = 1e4, epsilon: float = 0.1,
+                 loss_scale: float | str = "auto", bias: float = 1.0, cache_size: int = 0,
+                 max_iter: int = 10000, warm_start: bool = False,
                  top_label: bool | str = "auto") -> None:
         self.top_label = top_label
         self.C = C
         self.epsilon = epsilon
+        self.loss_scale = loss_scale
         self.bias = bias
         self.cache_size = cache_size
         self.max_iter = max_iter
@@ -252,12 +279,14 @@ class StructSubset(StructuredSVM):
     Parameters and attributes as :class:`StructuredSVM` (without ``loss`` and
     ``beta``)."""
 
-    def __init__(self, *, C: float = 1e4, epsilon: float = 0.1, bias: float = 1.0,
-                 cache_size: int = 0, max_iter: int = 10000, warm_start: bool = False,
+    def __init__(self, *, C: float = 1e4, epsilon: float = 0.1,
+                 loss_scale: float | str = "auto", bias: float = 1.0, cache_size: int = 0,
+                 max_iter: int = 10000, warm_start: bool = False,
                  top_label: bool | str = "auto") -> None:
         self.top_label = top_label
         self.C = C
         self.epsilon = epsilon
+        self.loss_scale = loss_scale
         self.bias = bias
         self.cache_size = cache_size
         self.max_iter = max_iter
@@ -277,14 +306,15 @@ class StructF1(StructuredSVM):
     Algorithm 2. Other parameters and attributes as :class:`StructuredSVM`."""
 
     def __init__(self, *, C: float = 1e4, beta: float = 1.0, measure: str = "f_beta",
-                 epsilon: float = 0.1, bias: float = 1.0, cache_size: int = 0,
-                 max_iter: int = 10000, warm_start: bool = False,
+                 epsilon: float = 0.1, loss_scale: float | str = "auto", bias: float = 1.0,
+                 cache_size: int = 0, max_iter: int = 10000, warm_start: bool = False,
                  top_label: bool | str = "auto") -> None:
         self.top_label = top_label
         self.C = C
         self.beta = beta
         self.measure = measure
         self.epsilon = epsilon
+        self.loss_scale = loss_scale
         self.bias = bias
         self.cache_size = cache_size
         self.max_iter = max_iter

@@ -15,7 +15,9 @@ _COMMON = {
     "C": "weight of the slack in 1/2|w|^2 + C*xi (Eq. 6, losses in [0, 1]); the paper "
          "searched 1e4-1e6 (noise free) and 1e2-1e5 (noisy)",
     "epsilon": "stop when the most violated joint constraint exceeds the slack by at most "
-               "epsilon (loss units; the paper: 0.1)",
+               "epsilon (units of the scaled loss; the paper: 0.1)",
+    "loss_scale": "train with loss_scale x the loss in [0, 1]; 'auto': L for Hamming (the "
+                  "count b + c), 1 for the others; 100: SVM-struct's percent (README)",
     "bias": "value of the constant feature appended to x (0: no intercept)",
     "cache_size": "label vectors cached per example (SVM-struct's -f, the paper: 5); "
                   "0: no cache, the oracle on every example each iteration (faster for "
