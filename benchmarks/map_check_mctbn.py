@@ -12,8 +12,10 @@ annealing's start alone.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +36,24 @@ def load_full(name: str) -> mlw.Dataset:
                    np.asarray(te.Y.toarray() if sp.issparse(te.Y) else te.Y)])
     return mlw.Dataset(X=X, Y=Y.astype(np.uint8), feature_names=tr.feature_names,
                        label_names=tr.label_names, name=name)
+
+
+def protocol_folds(ds: mlw.Dataset, folds: str) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """``(fold, training rows, test rows)`` of the protocol's 10 folds (iterative
+    stratification, seed 0) named in ``folds`` ("0,1,...")."""
+    fold_of = mlw.iterative_stratification(ds.Y, 10, seed=0)
+    for f in (int(x) for x in folds.split(",")):
+        yield f, np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)
+
+
+def emit(out: Path, rec: dict, cpu0: float, wall0: float) -> None:
+    """Append ``rec`` with the process CPU and wall seconds since ``cpu0``/``wall0`` and
+    the load average to the JSON-lines file ``out``, and print it."""
+    rec = dict(rec, cpu_s=round(time.process_time() - cpu0, 1),
+               wall_s=round(time.time() - wall0, 1), load=round(os.getloadavg()[0], 1))
+    with open(out, "a") as fh:
+        fh.write(json.dumps(rec) + "\n")
+    print(json.dumps(rec), flush=True)
 
 
 def all_vectors(d: int) -> np.ndarray:

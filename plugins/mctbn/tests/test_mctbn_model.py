@@ -122,14 +122,38 @@ def test_growth_by_validation_and_C_search(emotions):
     assert 1.0 in model.C_search_  # the search starts in the middle of the grid
     assert model.C_search_[model.C_] == max(model.C_search_.values())
     curve = model.validation_curve_
-    assert len(curve) in (model.n_trees_, model.n_trees_ + 1)
+    assert model.patience == 2  # the default: stop after two trees in a row below the best
     if model.stopped_because_ == "validation":
-        assert curve[-1] < curve[-2] and len(curve) == model.n_trees_ + 1
+        assert len(curve) == model.n_trees_ + 2
+        assert max(curve[-2:]) < curve[model.n_trees_ - 1] == max(curve)
+    else:  # max_trees = 4 reached; trailing trees below the best are dropped
+        assert model.stopped_because_ == "max_trees" and len(curve) == 4
+        assert curve[model.n_trees_ - 1] == max(curve)
     assert model.C_search_[model.C_] == curve[0]  # the first tree is the C search's
     # em_weights="auto" (the default) grew both readings and kept the better validation
     search = model.em_weights_search_
     assert set(search) == {"gamma", "normalised"}
     assert search[model.em_weights_] == max(search.values()) == curve[model.n_trees_ - 1]
+
+
+def test_growth_patience_keeps_the_best_validated_mixture(emotions):
+    X, Y, _, _ = emotions
+    kw = dict(C=1.0, max_trees=5, em_max_iter=5, em_weights="normalised", keep_path=True)
+    runs = {p: MixtureOfCTBNs(patience=p, **kw).fit(X, Y) for p in (1, 3)}
+    for p, m in runs.items():
+        curve = np.array(m.validation_curve_)
+        # the kept mixture is the last one scoring the best validation value so far ...
+        best = int(np.flatnonzero(curve == curve.max())[-1])
+        assert m.n_trees_ == best + 1 and len(m.staged_models()) == m.n_trees_
+        # ... and growth went on until `patience` trees in a row scored below it
+        if m.stopped_because_ == "validation":
+            assert len(curve) == m.n_trees_ + p and np.all(curve[best + 1:] < curve[best])
+        else:
+            assert m.stopped_because_ == "max_trees" and len(curve) == 5
+    # the growth path is the same; patience only decides where it stops
+    one, three = (np.array(runs[p].validation_curve_) for p in (1, 3))
+    np.testing.assert_allclose(three[:len(one)], one)
+    assert runs[3].n_trees_ >= runs[1].n_trees_
 
 
 def test_dense_and_sparse_input_agree(emotions):

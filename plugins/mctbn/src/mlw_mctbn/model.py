@@ -289,7 +289,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
     learned on instance weights proportional to 1 - P(y | x, M) under the mixture M so
     far, its factors fitted on those weights, and the whole mixture refitted by EM
     (Algorithm 1). Growth stops when the validation log-likelihood gets worse (the
-    last tree is dropped), or at ``max_trees``; with ``n_trees`` set, exactly that
+    last tree is dropped; with ``patience`` > 1, after that many trees in a row below
+    the best, which is kept), or at ``max_trees``; with ``n_trees`` set, exactly that
     many trees are grown. The kept mixture is then refitted by EM on all the training
     data.
 
@@ -321,6 +322,10 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         Temperatures of the first and last sweep (geometric schedule).
     keep_path : bool
         Keep the mixture after each tree of the growth (:meth:`staged_models`).
+    patience : int
+        Growth stops after this many trees in a row whose validation log-likelihood
+        is below the best so far; the mixture with the best value is kept (1: stop at
+        the first tree that makes it worse, the paper's rule, Sec. 5.3.2).
     em_weights : {"auto", "gamma", "normalised"}
         Instance weights of each tree's M-step (Sec. 5.2.2, Eq. 10). ``"gamma"``: the
         responsibilities gamma_k(n), so a tree's L2 term weighs against the Gamma_k
@@ -343,8 +348,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
     parents_, coef_, parent_coef_, intercept_ : ndarray
         Per tree, as for :class:`CTBN`.
     validation_curve_ : list of float
-        Mean validation log P(y | x) after each tree was added (one more entry than
-        ``n_trees_`` when growth stopped on a worse value).
+        Mean validation log P(y | x) after each tree was added (``patience`` more
+        entries than ``n_trees_`` when growth stopped on worse values).
     stopped_because_ : str
         ``"validation"``, ``"max_trees"``, ``"n_trees"`` or ``"weights all zero"``.
     em_trace_ : EMTrace
@@ -374,8 +379,10 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                  em_max_iter: int = 30, em_tol: float = 1e-4, n_anneal_iter: int = 150,
                  anneal_t_start: float = 1.0, anneal_t_end: float = 0.05,
                  keep_path: bool = False, random_state: int | None = 0,
-                 em_weights: str = "auto", top_label: bool | str = "auto") -> None:
+                 em_weights: str = "auto", patience: int = 2,
+                 top_label: bool | str = "auto") -> None:
         self.top_label = top_label
+        self.patience = patience
         self.C = C
         self.Cs = Cs
         self.holdout_fraction = holdout_fraction
@@ -401,6 +408,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         check_param("anneal_t_start", self.anneal_t_start, float, low=0.0, low_open=True)
         check_param("anneal_t_end", self.anneal_t_end, float, low=0.0, low_open=True)
         check_param("keep_path", self.keep_path, bool)
+        check_param("patience", self.patience, int, low=1)
         check_param("em_weights", self.em_weights, str,
                     choices=("auto", "gamma", "normalised"))
 
@@ -474,10 +482,14 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         hold = float(self.holdout_fraction)
         em_iter, em_tol = int(self.em_max_iter), float(self.em_tol)
         target = int(self.n_trees) if self.n_trees is not None else int(self.max_trees)
+        patience = int(self.patience)
         mix = first.copy()
         curve = [self._validation(design, X, Yd, mix, val)]
         path = [mix.copy()] if self.keep_path else []
         why = "n_trees" if self.n_trees is not None else "max_trees"
+        # the kept mixture: the last one whose validation score was not below the best
+        # so far; growth stops after ``patience`` trees in a row below it
+        best, best_score, below = mix, curve[0], 0
         while mix.K < target:
             P = np.exp(_learning.mixture_log_lik(design, X, mix, Yd, tr))
             omega = np.zeros(n)
@@ -494,13 +506,19 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                            np.append(mix.lam * (K - 1) / K, 1.0 / K)).copy()
             _learning.em(design, X, Yd, Yt, cand, tr, lam, em_iter, em_tol, normalised)
             curve.append(self._validation(design, X, Yd, cand, val))
-            if self.n_trees is None and val.size and curve[-1] < curve[-2]:
-                why = "validation"
-                break
             mix = cand
             if self.keep_path:
                 path.append(mix.copy())
-        return mix, curve, why, path
+            if self.n_trees is not None or not val.size or curve[-1] >= best_score:
+                best, best_score, below = mix, curve[-1], 0
+                continue
+            below += 1
+            if below >= patience:
+                why = "validation"
+                break
+        if self.n_trees is not None:
+            return mix, curve, why, path
+        return best, curve, why, path[:best.K]
 
     def staged_models(self) -> list[MixtureOfCTBNs]:
         """With ``keep_path=True``: the mixture after each tree of the growth, as

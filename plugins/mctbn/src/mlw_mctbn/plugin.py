@@ -44,6 +44,9 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
             "anneal_t_start": "annealing temperature of the first sweep",
             "anneal_t_end": "annealing temperature of the last sweep",
             "keep_path": "keep the mixture after each tree of the growth (staged_models)",
+            "patience": "growth stops after this many trees in a row below the best "
+                        "validation log-likelihood; the best mixture is kept (1: the "
+                        "paper's stop at the first worse tree)",
             "em_weights": "M-step instance weights: gamma (MAP-EM, monotone), normalised "
                           "(Eq. 10 literally: each tree regularised as one of all the "
                           "data) or auto (grow both, keep the better on validation)",

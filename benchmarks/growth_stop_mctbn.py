@@ -1,0 +1,44 @@
+"""Readings of the growth's stopping rule (Hong et al., CIKM 2014, Sec. 5.3.2) on the
+paper's protocol (examples/papers/mctbn.toml: train and test files joined, 10 folds by
+iterative stratification, seed 0): `mc` (the paper's MAP, `top_label=False`) fitted on
+nine folds with each variant's parameters (e.g. `patience`, `validation_fraction`) and
+scored on the tenth: EMA, CLL-loss (sum over the fold), trees kept, C. One JSON line per
+(dataset, variant, fold), appended as it finishes, with its process CPU seconds.
+
+    nice -n 5 python benchmarks/growth_stop_mctbn.py --dataset emotions \
+        --variants '[{}, {"patience": 2}, {"validation_fraction": 0.3}]' \
+        --out benchmarks/results/growth_stop_mctbn.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from map_check_mctbn import emit, load_full, protocol_folds
+
+from mlw_mctbn import MixtureOfCTBNs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default="emotions")
+    ap.add_argument("--folds", default=",".join(str(f) for f in range(10)))
+    ap.add_argument("--variants", default="[{}]", help="JSON list of parameter dicts")
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args()
+    ds = load_full(a.dataset)
+    for f, tr, te in protocol_folds(ds, a.folds):
+        for params in json.loads(a.variants):
+            t0, w0 = time.process_time(), time.time()
+            m = MixtureOfCTBNs(top_label=False, **params).fit(ds.X[tr], ds.Y[tr])
+            P = m.predict(ds.X[te])
+            emit(a.out, dict(dataset=a.dataset, params=params, fold=f,
+                             ema=float((P == ds.Y[te]).all(axis=1).mean()),
+                             cll=float(-m.log_proba_of(ds.X[te], ds.Y[te]).sum()),
+                             n_trees=m.n_trees_, em_weights=m.em_weights_, C=m.C_), t0, w0)
+
+if __name__ == "__main__":
+    main()
