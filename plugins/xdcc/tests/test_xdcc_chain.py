@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from mlw_xdcc import CCXGB, XDCC, BoosterParams, fit_ensemble
-from mlw_xdcc import _kernels as K
 from mlw_xdcc.binning import bin_matrix, cuts_of
-from mlw_xdcc.xdcc import ChainState
+from mlw_xdcc.xdcc import ChainState, propagate_one
 
 
 def _toy(n=200, seed=0):
@@ -68,19 +67,24 @@ def test_propagation_over_all_labels_as_eq8_prints_it():
 
 
 @pytest.mark.parametrize("over_all", [False, True])
-def test_propagation_kernel_matches_naive(over_all):
+def test_propagation_matches_naive(over_all):
     rng = np.random.default_rng(3)
     n, L = 50, 6
     frozen = np.zeros((n, L), np.uint8)
     values = np.full((n, L), np.nan)
+    prob_at = np.zeros((n, L))
     fz, vl = frozen.tolist(), values.tolist()
     for _ in range(L + 1):
         P = rng.random((n, L)).round(2)          # rounding creates ties
         chosen = np.empty(n, np.int64)
-        K.propagate_one(P, frozen, values, np.zeros((n, L)), chosen, over_all)
-        assert chosen.tolist() == naive.propagate_one(P.tolist(), fz, vl, over_all)
+        propagate_one(P, frozen, values, prob_at, chosen, over_all)
+        expected = naive.propagate_one(P.tolist(), fz, vl, over_all)
+        assert chosen.tolist() == expected
         np.testing.assert_array_equal(frozen, np.array(fz))
         np.testing.assert_array_equal(values, np.array(vl, dtype=float))
+        for i, j in enumerate(expected):
+            if j >= 0:
+                assert prob_at[i, j] == P[i, j]
 
 
 def test_cumulated_and_standard_decisions():

@@ -13,39 +13,10 @@ from numba import njit
 
 
 @njit(cache=True)
-def confusion_counts_dense(Y_true, Y_pred):
-    """Per-instance (tp, fp, fn) and per-label (tp, fp, fn) of two dense 0/1 uint8
-    matrices of the same shape, in one pass."""
-    n, L = Y_true.shape
-    inst = np.zeros((n, 3), dtype=np.int64)
-    lab = np.zeros((L, 3), dtype=np.int64)
-    for i in range(n):
-        tp = 0
-        fp = 0
-        fn = 0
-        for j in range(L):
-            t = Y_true[i, j]
-            p = Y_pred[i, j]
-            if t != 0:
-                if p != 0:
-                    tp += 1
-                    lab[j, 0] += 1
-                else:
-                    fn += 1
-                    lab[j, 2] += 1
-            elif p != 0:
-                fp += 1
-                lab[j, 1] += 1
-        inst[i, 0] = tp
-        inst[i, 1] = fp
-        inst[i, 2] = fn
-    return inst, lab
-
-
-@njit(cache=True)
 def confusion_counts_csr(n_labels, t_indptr, t_indices, p_indptr, p_indices):
-    """The same counts for two CSR label matrices: a merge of the sorted column
-    indices of each row, O(nnz(Y_true) + nnz(Y_pred))."""
+    """Per-instance (tp, fp, fn) and per-label (tp, fp, fn) of two CSR label matrices:
+    a merge of the sorted column indices of each row, O(nnz(Y_true) + nnz(Y_pred)).
+    (Two dense matrices are counted with numpy: :func:`mlw.metrics.counts.confusion_counts`.)"""
     n = t_indptr.shape[0] - 1
     inst = np.zeros((n, 3), dtype=np.int64)
     lab = np.zeros((n_labels, 3), dtype=np.int64)

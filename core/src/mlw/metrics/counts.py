@@ -52,18 +52,29 @@ def as_csr_labels(Y: Any) -> sp.csr_matrix:
 def confusion_counts(Y_true: Any, Y_pred: Any) -> ConfusionCounts:
     """Counts of two validated label matrices (see :func:`mlw.validation.check_Y`).
 
-    Two dense matrices go through the dense kernel; otherwise both are handled as CSR
-    (a dense one is converted, never the other way round, so sparse stays sparse).
+    Two dense matrices are counted with numpy (boolean sums: exact, and nothing for
+    numba to compile on a fresh install); otherwise both are handled as CSR by a numba
+    kernel (a dense one is converted, never the other way round, so sparse stays
+    sparse).
     """
-    from mlw.metrics import _kernels  # numba is imported by the first count, not before
-
     n, L = Y_true.shape
     if n == 0 or L == 0:
         raise ValueError(f"cannot evaluate a label matrix of shape {Y_true.shape}: it needs "
                          f"at least one instance and one label")
     if not sp.issparse(Y_true) and not sp.issparse(Y_pred):
-        inst, lab = _kernels.confusion_counts_dense(Y_true, Y_pred)
+        T = np.asarray(Y_true) != 0
+        P = np.asarray(Y_pred) != 0
+        both = T & P
+        inst = np.empty((n, 3), dtype=np.int64)
+        lab = np.empty((L, 3), dtype=np.int64)
+        for out, axis in ((inst, 1), (lab, 0)):
+            tp = both.sum(axis=axis, dtype=np.int64)
+            out[:, 0] = tp
+            out[:, 1] = P.sum(axis=axis, dtype=np.int64) - tp
+            out[:, 2] = T.sum(axis=axis, dtype=np.int64) - tp
     else:
+        from mlw.metrics import _kernels  # numba is imported by the first CSR count
+
         T = as_csr_labels(Y_true)
         P = as_csr_labels(Y_pred)
         inst, lab = _kernels.confusion_counts_csr(L, T.indptr, T.indices, P.indptr, P.indices)

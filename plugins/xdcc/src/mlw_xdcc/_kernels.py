@@ -55,21 +55,6 @@ def _bin_of(edges, lo, hi, x):
 
 
 @njit(cache=True)
-def bin_dense(X, edges, edge_off, out):
-    """Bin codes of a dense float64 matrix into ``out`` (uint16, NaN -> MISSING)."""
-    n, d = X.shape
-    for f in range(d):
-        lo = edge_off[f]
-        hi = edge_off[f + 1]
-        for i in range(n):
-            x = X[i, f]
-            if np.isnan(x):
-                out[i, f] = MISSING
-            else:
-                out[i, f] = _bin_of(edges, lo, hi, x)
-
-
-@njit(cache=True)
 def bin_sparse(indptr, indices, data, edges, edge_off, out_bins):
     """Bin codes of the stored entries of a CSR matrix (absent entries are missing).
     A stored NaN is missing too: it gets the code MISSING."""
@@ -650,44 +635,3 @@ def predict_sparse(indptr, indices, data, n_features, roots, t0, t1, feat, thr, 
         _walk(x, roots, t0, t1, feat, thr, dl, left, value, out[i])
         for q in range(indptr[i], indptr[i + 1]):
             x[indices[q]] = np.nan
-
-
-# --------------------------------------------------------------------------------------
-# the dynamic chain
-# --------------------------------------------------------------------------------------
-@njit(cache=True)
-def propagate_one(P, frozen, values, prob_at, chosen, over_all):
-    """One step of the paper's Eq. (8) for every instance.
-
-    ``over_all`` (Eq. 8 as printed): take the most probable label over *all* labels; if
-    its probability is >= 0.5 it is propagated (value 1), otherwise the least probable
-    label over all labels is (value 0); when that label was propagated before, the
-    instance propagates nothing this round.  ``over_all=False``: the extremes are taken
-    over the labels not yet propagated, so every instance propagates exactly one label
-    per round while any is left.  A propagated label is frozen, its 0/1 value written to
-    ``values`` and the probability it was propagated with to ``prob_at``; ``chosen[i]``
-    gets the label (-1: nothing propagated).  Ties go to the lowest label index.
-    """
-    n, L = P.shape
-    for i in range(n):
-        hi = -1
-        lo = -1
-        for j in range(L):
-            if frozen[i, j] and not over_all:
-                continue
-            if hi < 0 or P[i, j] > P[i, hi]:
-                hi = j
-            if lo < 0 or P[i, j] < P[i, lo]:
-                lo = j
-        if hi < 0:
-            chosen[i] = -1
-            continue
-        positive = P[i, hi] >= 0.5
-        j = hi if positive else lo
-        if frozen[i, j]:
-            chosen[i] = -1
-            continue
-        values[i, j] = 1.0 if positive else 0.0
-        frozen[i, j] = 1
-        prob_at[i, j] = P[i, j]
-        chosen[i] = j

@@ -114,6 +114,19 @@ def cuts_of(X: np.ndarray | sp.csr_matrix, max_bin: int,
     return edges.astype(np.float64), edge_off
 
 
+def bin_dense(X: np.ndarray, edges: np.ndarray, edge_off: np.ndarray,
+              out: np.ndarray) -> None:
+    """Bin codes of a dense float64 matrix into ``out`` (uint16, NaN -> MISSING): a
+    present value ``x`` of feature ``f`` gets ``#{edges_f <= x}``.  numpy's
+    ``searchsorted`` per feature rather than a numba kernel: nothing to compile on a
+    fresh install (the kernel cost ~0.4 s CPU of the first ``mlw fit``), for ~1.5x the
+    kernel's warm time (0.15 vs 0.11 s CPU on 20,000 x 100), once per fit."""
+    for f in range(X.shape[1]):
+        col = X[:, f]
+        out[:, f] = np.searchsorted(edges[edge_off[f]:edge_off[f + 1]], col, side="right")
+        out[np.isnan(col), f] = K.MISSING
+
+
 def bin_matrix(X: np.ndarray | sp.csr_matrix, edges: np.ndarray,
                edge_off: np.ndarray) -> BinnedMatrix:
     """Bin ``X`` with given cuts (dense stays dense, CSR stays CSR)."""
@@ -128,7 +141,7 @@ def bin_matrix(X: np.ndarray | sp.csr_matrix, edges: np.ndarray,
         return BinnedMatrix(False, n, d, np.zeros((1, 1), np.uint16), indptr, indices, bins,
                             edges, edge_off, feat_off)
     codes = np.empty((n, d), dtype=np.uint16)
-    K.bin_dense(np.ascontiguousarray(X, dtype=np.float64), edges, edge_off, codes)
+    bin_dense(np.ascontiguousarray(X, dtype=np.float64), edges, edge_off, codes)
     return BinnedMatrix(True, n, d, codes, np.zeros(1, np.int64), np.zeros(1, np.int32),
                         np.zeros(1, np.uint16), edges, edge_off, feat_off)
 
@@ -162,7 +175,7 @@ def append_block(B: BinnedMatrix, block: np.ndarray, edges_blk: np.ndarray,
     edge_off = np.concatenate([B.edge_off, B.edge_off[-1] + edge_off_blk[1:]]).astype(np.int64)
     feat_off = _offsets(edge_off)
     codes_blk = np.empty((n, k), dtype=np.uint16)
-    K.bin_dense(np.ascontiguousarray(block, dtype=np.float64), edges_blk, edge_off_blk,
+    bin_dense(np.ascontiguousarray(block, dtype=np.float64), edges_blk, edge_off_blk,
                 codes_blk)
     if B.dense:
         codes = np.ascontiguousarray(np.hstack([B.codes, codes_blk]))
