@@ -430,9 +430,26 @@ def test_forest_with_integer_weights_is_the_forest_of_the_repeated_rows():
     assert all(s.same_as(t) for s, t in zip(a.trees_, b.trees_, strict=True))
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("cls", [LaCovaC, LaCovaCForest])
+def test_rows_of_weight_zero_are_rows_not_there(cls, sparse):
+    """Weights are frequencies: weight 0 grows the tree of the other rows (scikit-learn's
+    trees accept zero weights too), node for node."""
+    X, Y, w = _weight_data(sparse)
+    w[::3] = 0
+    keep = w > 0
+    kw = dict(n_estimators=2, bootstrap=False, max_features=None) if cls is LaCovaCForest \
+        else {}
+    a = cls(min_samples=6, **kw).fit(X, Y, sample_weight=w)
+    b = cls(min_samples=6, **kw).fit(X[keep], Y[keep], sample_weight=w[keep])
+    trees = (a.trees_, b.trees_) if cls is LaCovaCForest else ([a.tree_], [b.tree_])
+    assert trees[0][0].n_nodes > 5
+    assert all(s.same_as(t) for s, t in zip(*trees, strict=True))
+    assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
 @pytest.mark.parametrize("cls", [LaCovaC, LaCova, MLC45, LaCovaCForest])
 @pytest.mark.parametrize("w, message", [
-    (np.r_[1.0, 0.0, np.ones(8)], "must be positive"),
     (np.r_[1.0, -1.0, np.ones(8)], "non-negative"),
     (np.r_[np.nan, np.ones(9)], "finite"),
     (np.ones(9), r"shape \(10,\)"),

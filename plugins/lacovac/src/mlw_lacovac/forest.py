@@ -20,8 +20,8 @@ from mlw_lacovac.model import (
     check_marginals,
     check_max_bins,
     check_min_child,
-    check_positive_weight,
     check_training_data,
+    drop_zero_weight,
 )
 
 
@@ -111,7 +111,7 @@ class LaCovaCForest(MultiLabelLearner):
 
     def _fit(self, X: Any, Y: Any, sample_weight: np.ndarray | None = None) -> None:
         m = _check_common(self.min_samples, self.alpha)
-        w = check_positive_weight(sample_weight)
+        X, Y, w = drop_zero_weight(X, Y, sample_weight)
         if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an integer >= 1, got {self.n_estimators!r}")
         check_marginals(self.marginals)

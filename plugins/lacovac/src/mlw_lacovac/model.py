@@ -58,14 +58,16 @@ def check_max_bins(max_bins: Any) -> int | None:
     return int(max_bins)
 
 
-def check_positive_weight(sample_weight: np.ndarray | None) -> np.ndarray | None:
+def drop_zero_weight(X: Any, Y: Any, sample_weight: np.ndarray | None
+                     ) -> tuple[Any, Any, np.ndarray | None]:
     """The trees weigh rows as frequencies (a row of weight 2 counts as two rows), so a
-    weight must be positive: a row of weight 0 is a row not there (drop it). The core has
-    already checked shape, finiteness and sign."""
-    if sample_weight is not None and not np.all(sample_weight > 0):
-        raise ValueError("sample_weight must be positive for LaCovaC trees (rows weigh as "
-                         "frequencies): drop the rows of weight 0")
-    return sample_weight
+    row of weight 0 is a row not there: it is dropped before anything is counted or
+    binned, and the tree is the one grown without it (scikit-learn's trees accept zero
+    weights too). The core has already checked shape, finiteness and sign."""
+    if sample_weight is None or np.all(sample_weight > 0):
+        return X, Y, sample_weight
+    keep = np.flatnonzero(sample_weight > 0)
+    return X[keep], Y[keep], sample_weight[keep]
 
 
 def check_training_data(X: Any, Y: Any, min_samples: int) -> sp.csr_matrix:
@@ -92,7 +94,7 @@ class MultiLabelTree(MultiLabelLearner):
         check_marginals(self.marginals)
         bins = check_max_bins(self.max_bins)
         mc, mcn = check_min_child(self.min_child, self.min_child_numeric)
-        w = check_positive_weight(sample_weight)
+        X, Y, w = drop_zero_weight(X, Y, sample_weight)
         Yc = check_training_data(X, Y, m)
         sizes = child_sizes(X, mc, mcn, m)
         self.tree_: Tree = TreeBuilder(self._method, m, sizes, z=z, max_bins=bins).fit(
@@ -240,8 +242,8 @@ class LaCovaC(MultiLabelTree):
         ``"pcut"`` is the paper's rule alone; ``None`` the joint decision (the
         concatenated leaf modes).
 
-    ``fit(X, Y, sample_weight=w)`` weighs the rows as frequencies (positive weights; 0
-    is refused: drop the row): a row of weight 2 counts as two rows in every size
+    ``fit(X, Y, sample_weight=w)`` weighs the rows as frequencies (a row of weight 0
+    is dropped, a row not there): a row of weight 2 counts as two rows in every size
     (``min_samples``, ``min_child``, the ``n`` of lambda_n), label count, pair count,
     quantile bin and leaf distribution, so integer weights grow the tree of the repeated
     rows. Scaling all weights therefore changes the tree (unlike scikit-learn's
