@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = {"mlw-core": ROOT / "core", "mlw-cli": ROOT / "cli",
-        "mlw-lcif": ROOT / "plugins" / "lcif"}
+#: every distribution of the workspace: the core, the command, each method plugin
+OURS = [ROOT / "core", ROOT / "cli",
+        *sorted(p.parent for p in (ROOT / "plugins").glob("*/pyproject.toml"))]
 
 
 def _run(*args: str | Path, **kwargs) -> subprocess.CompletedProcess[str]:
@@ -26,14 +27,17 @@ def _run(*args: str | Path, **kwargs) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def wheelhouse(tmp_path_factory) -> Path:
-    """Wheels of the core, the CLI and one plugin, built from this checkout, plus the
-    third-party wheels they need (from pip's cache or the index), in one folder."""
+    """Wheels of every distribution of the workspace, built from this checkout, plus the
+    third-party wheels the plugin installed below needs (from pip's cache or the
+    index), in one folder."""
     house = tmp_path_factory.mktemp("wheelhouse")
-    for path in OURS.values():
+    for path in OURS:
         _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
              "-q", "-w", house, path)
-    built = sorted(p.name for p in house.glob("*.whl"))
-    assert [n.split("-")[0] for n in built] == ["mlw_cli", "mlw_core", "mlw_lcif"], built
+    built = sorted(p.name.split("-")[0] for p in house.glob("*.whl"))
+    expected = sorted(["mlw_core", "mlw_cli"]
+                      + [f"mlw_{p.name}" for p in OURS[2:]])
+    assert built == expected, built
     # the third-party requirements, so that the install below needs no index
     _run(sys.executable, "-m", "pip", "download", "-q", "--find-links", house, "-d", house,
          "mlw-lcif", "mlw-cli", timeout=900)
