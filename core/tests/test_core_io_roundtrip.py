@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import mlw
-from mlw.io._kernels import NUM_BAD, NUM_FALLBACK, NUM_OK, parse_number
+from mlw.io._kernels import NUM_BAD, NUM_FALLBACK, NUM_OK, parse_index, parse_number
 from mlw.io.arff_writer import quote_name, write_arff
 from mlw.io.xc import write_xc
 
@@ -168,6 +168,29 @@ def test_parse_number_agrees_with_float(x):
 def test_parse_number_rejects(text):
     b = np.frombuffer(text.encode() or b" ", dtype=np.uint8)
     assert parse_number(b, 0, len(text))[0] == NUM_BAD
+
+
+@given(st.text("0123456789", max_size=25), st.text("0123456789 ,:}x-", max_size=3))
+@settings(max_examples=200, deadline=None)
+def test_parse_index_agrees_with_int(digits, rest):
+    """The readers' index parser against Python's int: the same value below 10^12, a
+    value of at least 10^12 (refused by every range check) above, and the end of the
+    digits, whatever follows them."""
+    text = digits + rest
+    b = np.frombuffer(text.encode() or b" ", dtype=np.uint8)
+    v, end = parse_index(b, 0, len(text))
+    n_digits = len(text) - len(text.lstrip("0123456789"))
+    assert end == n_digits
+    expected = int(text[:n_digits]) if n_digits else 0
+    if expected < 10**12:
+        assert v == expected
+    else:
+        assert 10**12 <= v < 10**13
+    # the start and end positions are honoured (at most 12 digits: below 10^12)
+    k = n_digits // 2
+    assert parse_index(b, 0, k) == (int(text[:k] or "0"), k)
+    e = min(len(text), k + 12)
+    assert parse_index(b, k, e)[0] == int(text[k:min(n_digits, e)] or "0")
 
 
 def test_quote_name_round_trips_through_the_header_parser():

@@ -1,6 +1,6 @@
-"""Numba kernels of the loaders: exact number parsing and the ARFF tokeniser, over raw
-bytes (the XC kernels are in :mod:`mlw.io._xc_kernels`, the mapping to X/Y in
-:mod:`mlw.io._expand_kernels`).
+"""Numba kernels of the loaders: exact number parsing, index parsing and the ARFF
+tokeniser, over raw bytes (the XC kernels are in :mod:`mlw.io._xc_kernels`, the mapping
+to X/Y in :mod:`mlw.io._expand_kernels`).
 
 Every kernel works on a ``uint8`` array holding the (decompressed) text and plain
 numeric arrays; none raises. A kernel that meets malformed input stops and reports an
@@ -128,6 +128,24 @@ def parse_number(buf, s, e):
     else:
         v = v / _POW10[-exp10]
     return NUM_OK, -v if neg else v
+
+
+@njit(cache=True)
+def parse_index(buf, p, e):
+    """The decimal digits of ``buf`` from ``p`` on (before ``e``) as an index: returns
+    ``(value, end)``, ``end`` the first byte that is not a digit (``end == p``: none).
+
+    The readers' one parser of the integers in a file (sparse ARFF attribute indices, XC
+    label and feature indices). The value stops growing once it reaches 10^12, more
+    than any index a file may declare, so a long run of digits cannot overflow: the
+    caller's range check refuses it.
+    """
+    v = np.int64(0)
+    while p < e and 48 <= buf[p] <= 57:
+        if v < 1_000_000_000_000:
+            v = v * 10 + (np.int64(buf[p]) - 48)
+        p += 1
+    return v, p
 
 
 @njit(cache=True)
@@ -366,11 +384,7 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries, 
                         _fail(err, ERR_SPARSE_INDEX, line, p, max(q, p + 1), 0)
                         break
                     s0 = p
-                    idx = np.int64(0)
-                    while p < le and 48 <= buf[p] <= 57:
-                        if idx < 1_000_000_000_000:
-                            idx = idx * 10 + (np.int64(buf[p]) - 48)
-                        p += 1
+                    idx, p = parse_index(buf, p, le)
                     if idx >= n_attrs:
                         _fail(err, ERR_INDEX_RANGE, line, s0, p, idx)
                         break

@@ -3,7 +3,6 @@ chunks of whole lines of the Extreme Classification Repository text format."""
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from mlw.io._kernels import (
@@ -15,6 +14,7 @@ from mlw.io._kernels import (
     NUM_FALLBACK,
     _fail,
     _is_ws,
+    parse_index,
     parse_number,
 )
 
@@ -101,11 +101,7 @@ def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx
             if not has_colon:
                 while p < fe:
                     s = p
-                    lab = np.int64(0)
-                    while p < fe and 48 <= buf[p] <= 57:
-                        if lab < 1_000_000_000_000:
-                            lab = lab * 10 + (np.int64(buf[p]) - 48)
-                        p += 1
+                    lab, p = parse_index(buf, p, fe)
                     if p == s or (p < fe and buf[p] != 44):
                         q = p
                         while q < fe and buf[q] != 44:
@@ -129,11 +125,7 @@ def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx
                 if p >= le:
                     break
                 s = p
-                f = np.int64(0)
-                while p < le and 48 <= buf[p] <= 57:
-                    if f < 1_000_000_000_000:
-                        f = f * 10 + (np.int64(buf[p]) - 48)
-                    p += 1
+                f, p = parse_index(buf, p, le)
                 if p == s or p >= le or buf[p] != 58:
                     q = s
                     while q < le and not _is_ws(buf[q]):
