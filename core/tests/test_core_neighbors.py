@@ -239,6 +239,34 @@ def test_bad_input_is_a_one_line_value_error(call, message: str) -> None:
     assert "\n" not in str(err.value)
 
 
+def test_scatter_touched_kernel_api_matches_a_reference() -> None:
+    # the public kernel (mlw.neighbors.scatter_touched, which LCIF calls from its own
+    # kernels) against a plain-Python sum over the postings: the same sums in posting
+    # order, each row listed once, in the order first met, after the rows already held
+    from mlw.neighbors import scatter_touched
+
+    rng = np.random.default_rng(5)
+    n = 30
+    rows = rng.integers(0, n, size=200).astype(np.int32)
+    data = rng.standard_normal(200)
+    acc = np.zeros(n)
+    seen = np.zeros(n, dtype=np.uint8)
+    touched = np.empty(n, dtype=np.int32)
+    want_acc = [0.0] * n
+    want_touched: list[int] = []
+    nt = 0
+    for lo, hi, v in [(0, 50, 0.5), (50, 50, 2.0), (40, 130, -1.25), (130, 200, 3.0)]:
+        nt = scatter_touched(acc, seen, touched, nt, rows, data, lo, hi, v)
+        for p in range(lo, hi):
+            r = int(rows[p])
+            if r not in want_touched:
+                want_touched.append(r)
+            want_acc[r] += v * float(data[p])
+        assert touched[:nt].tolist() == want_touched
+    assert acc.tolist() == want_acc
+    assert seen.tolist() == [1 if r in want_touched else 0 for r in range(n)]
+
+
 def test_import_is_lazy() -> None:
     # `import mlw` never imports mlw.neighbors, and mlw.neighbors loads its numba
     # kernels on the first query, not at import

@@ -35,6 +35,13 @@ Conventions (the same for every path, tested against a brute force and scikit-le
   the rows one by one, the same results bit for bit.
 
 numba is imported on the first query, not by ``import mlw`` nor ``import mlw.neighbors``.
+
+Kernel API for a plugin's numba code: ``mlw.neighbors.scatter_touched(acc, seen,
+touched, nt, rows, data, lo, hi, v)``, the numba function that adds ``v`` times the
+postings ``lo:hi`` of ``rows``/``data`` into ``acc`` and lists each row met for the first
+time (``seen[r] == 0``, then set to 1) in ``touched[nt:]``, returning the new count; it
+is callable from ``@njit`` functions only and imports numba when first looked up (see
+:func:`mlw.neighbors._kernels.scatter_touched` for the buffers' contract).
 """
 
 from __future__ import annotations
@@ -76,6 +83,14 @@ def _k() -> Any:
     from mlw.neighbors import _kernels
 
     return _kernels
+
+
+def __getattr__(name: str) -> Any:
+    """The kernel API (``scatter_touched``), looked up lazily so that importing
+    :mod:`mlw.neighbors` does not import numba."""
+    if name == "scatter_touched":
+        return _k().scatter_touched
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _BLAS: Any = None  # threadpoolctl's controller, found once (a lookup costs ~0.4 ms)

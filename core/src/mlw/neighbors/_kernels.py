@@ -14,6 +14,11 @@ nearer row: the cosine similarity, or minus the squared Euclidean distance. Ties
 broken by the lower row index, so results are deterministic whatever the order in which
 candidates are visited. Cosine keeps only positive similarities (a row sharing no
 feature with the query is no neighbour); Euclidean keeps every row.
+
+One kernel is public, for plugins' own numba kernels: :func:`scatter_touched`, the
+sparse accumulation of weighted postings with the list of rows touched, reached as
+``mlw.neighbors.scatter_touched``. Everything else here is private to
+:mod:`mlw.neighbors`.
 """
 
 from __future__ import annotations
@@ -124,9 +129,16 @@ def _scatter(acc, rows, data, lo, hi, v):
 
 
 @njit(cache=True)
-def _scatter_touched(acc, seen, touched, nt, rows, data, lo, hi, v):
-    """:func:`_scatter`, also listing in ``touched[nt:]`` the rows seen for the first
-    time (``seen``). Returns the new count of touched rows."""
+def scatter_touched(acc, seen, touched, nt, rows, data, lo, hi, v):
+    """Add ``v`` times the postings ``lo:hi`` (``rows``, ``data``) to ``acc``, listing
+    in ``touched[nt:]`` each row seen for the first time; returns the new count.
+
+    Kernel API, public as ``mlw.neighbors.scatter_touched`` for plugins' numba code (LCIF
+    sums its neighbours' label rows with it): a row ``r`` is new when ``seen[r] == 0``,
+    and is then marked ``seen[r] = 1``. The caller owns the buffers (``acc`` and
+    ``seen`` as long as the largest row index + 1, ``touched`` as long as the number
+    of distinct rows) and resets ``acc`` and ``seen`` at the rows of ``touched[:nt]``
+    between queries. Each row gets ``acc[r] += v * data[p]`` in posting order."""
     for pp in range(lo, hi):
         r = rows[pp]
         if seen[r] == 0:
@@ -193,8 +205,8 @@ def _knn_search_rows(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows
             nt = 0
             for p in range(q_indptr[i], q_indptr[i + 1]):
                 j = q_indices[p]
-                nt = _scatter_touched(acc, seen, touched, nt, t_col_rows, t_col_data,
-                                      t_col_indptr[j], t_col_indptr[j + 1], q_data[p])
+                nt = scatter_touched(acc, seen, touched, nt, t_col_rows, t_col_data,
+                                     t_col_indptr[j], t_col_indptr[j + 1], q_data[p])
             for q in range(nt):
                 r = touched[q]
                 d = acc[r]
@@ -371,8 +383,8 @@ def knn_self_search(indptr, indices, data, t_col_indptr, t_col_rows, t_col_data,
             elif dense:
                 _scatter(acc, t_col_rows, t_col_data, cursor[j], t_col_indptr[j + 1], v)
             else:
-                nt = _scatter_touched(acc, seen, touched, nt, t_col_rows, t_col_data,
-                                      cursor[j], t_col_indptr[j + 1], v)
+                nt = scatter_touched(acc, seen, touched, nt, t_col_rows, t_col_data,
+                                     cursor[j], t_col_indptr[j + 1], v)
         n_scan = n - i - 1 if dense else nt
         for q in range(n_scan):
             r = i + 1 + q if dense else touched[q]

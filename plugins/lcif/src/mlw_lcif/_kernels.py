@@ -1,7 +1,8 @@
 """Numba kernels of LCIF: the sparse scoring of candidate labels, the filtering of
 cached neighbour lists and the cross-validation grid. The kNN searches themselves
 (instance neighbours, feature→label neighbours, sim_ALL neighbours) are the core's
-:mod:`mlw.neighbors`.
+:mod:`mlw.neighbors`, and so is the accumulation of the neighbours' label rows
+(``mlw.neighbors.scatter_touched``, the core's public kernel API).
 
 All functions take raw arrays (CSR as ``indptr, indices, data``), never Python
 objects, and never validate: the wrappers in :mod:`mlw_lcif.model` do. Parallel kernels
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from mlw.neighbors import scatter_touched
 
 #: The readings of conf_FL (``feature_votes``), as the kernels take them: each feature
 #: votes for its own neighbourhood over the sum of all the query's feature values
@@ -50,13 +53,8 @@ def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
                 break
             w = nbr_sim[i, q]
             wsum += w
-            for p in range(s_indptr[r], s_indptr[r + 1]):
-                lab = s_indices[p]
-                if seen[lab] == 0:
-                    seen[lab] = 1
-                    touched[nt] = lab
-                    nt += 1
-                acc_ins[lab] += w * s_data[p]
+            nt = scatter_touched(acc_ins, seen, touched, nt, s_indices, s_data,
+                                 s_indptr[r], s_indptr[r + 1], w)
     xsum = 0.0
     if lam < 1.0:
         nc = 0
