@@ -267,6 +267,18 @@ def test_scatter_touched_kernel_api_matches_a_reference() -> None:
     assert seen.tolist() == [1 if r in want_touched else 0 for r in range(n)]
 
 
+def test_query_start_matches_the_rule() -> None:
+    # the per-query start of both search loops: a zero-norm cosine query is skipped,
+    # 1/|q| (0 for a zero norm), and the bound a candidate must reach
+    from mlw.neighbors._kernels import _query_start
+
+    for nq2 in [0.0, 1e-300, 0.25, 2.0, 9e300]:
+        inv = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
+        assert _query_start(nq2, True) == ((True, 0.0, 0.0) if nq2 == 0.0
+                                           else (False, inv, 0.0))
+        assert _query_start(nq2, False) == (False, inv, -np.inf)
+
+
 def test_import_is_lazy() -> None:
     # `import mlw` never imports mlw.neighbors, and mlw.neighbors loads its numba
     # kernels on the first query, not at import

@@ -150,6 +150,19 @@ def scatter_touched(acc, seen, touched, nt, rows, data, lo, hi, v):
 
 
 @njit(cache=True)
+def _query_start(nq2, cos):
+    """A query's start, from its squared norm ``nq2``: ``(skip, 1/|q|, worst)``.
+
+    ``skip``: a cosine query of norm 0 has no neighbour (no positive similarity).
+    ``1/|q|`` is 0 for a zero norm (Euclidean). ``worst`` is the score a candidate must
+    reach: cosine similarities must be positive (0.0); every Euclidean row qualifies."""
+    if cos and nq2 == 0.0:
+        return True, 0.0, 0.0
+    inv_nq = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
+    return False, inv_nq, 0.0 if cos else -np.inf
+
+
+@njit(cache=True)
 def _knn_search_rows(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows,
                      t_col_data, t_sq, t_order, t_inv, t_dense, t_dense_pos, k, own,
                      allowed, use_mask, cos, start, stop, idx, sim):
@@ -163,17 +176,15 @@ def _knn_search_rows(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows
     bs = np.empty(k, dtype=np.float64)
     for i in range(start, stop):
         nq2 = q_sq[i]
-        if cos and nq2 == 0.0:
+        skip, inv_nq, worst = _query_start(nq2, cos)
+        if skip:
             continue
-        inv_nq = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
         o_self = own[i]
         count = 0
         work = 0
         for p in range(q_indptr[i], q_indptr[i + 1]):
             j = q_indices[p]
             work += t_col_indptr[j + 1] - t_col_indptr[j]
-        # a candidate must beat `worst`: cosine similarities must be positive
-        worst = 0.0 if cos else -np.inf
         if 2 * work >= n_t:
             # dense mode: most rows are touched, so scan them all afterwards
             for p in range(q_indptr[i], q_indptr[i + 1]):
@@ -441,12 +452,11 @@ def _topk_rows(G, q_sq, t_sq, t_inv, k, own, allowed, use_mask, cos, start, stop
     bs = np.empty(k, dtype=np.float64)
     for i in range(start, stop):
         nq2 = q_sq[i]
-        if cos and nq2 == 0.0:
+        skip, inv_nq, worst = _query_start(nq2, cos)
+        if skip:
             continue
-        inv_nq = 1.0 / np.sqrt(nq2) if nq2 > 0.0 else 0.0
         o_self = own[i]
         count = 0
-        worst = 0.0 if cos else -np.inf
         for r in range(n_t):
             if cos:
                 s = G[i, r] * inv_nq * t_inv[r]
