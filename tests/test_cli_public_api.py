@@ -1,7 +1,9 @@
 """The command is a thin layer over the core's PUBLIC API (issue 14): no module of the
 CLI imports a private ``mlw._*`` module or a private name of the core; what it needs
 (atomic writes, refusing to overwrite an input, SIGTERM as Ctrl-C, the files a dataset
-was read from) has a public home (``mlw.files``, ``mlw.io``)."""
+was read from) has a public home (``mlw.files``, ``mlw.io``). The plugins are held to the
+same rule: what a plugin's kernels share with the core is public kernel API (LCIF calls
+``mlw.neighbors.scatter_touched``)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-CLI = Path(__file__).resolve().parents[1] / "cli" / "src"
+ROOT = Path(__file__).resolve().parents[1]
+CLI = ROOT / "cli" / "src"
 SOURCES = sorted(CLI.rglob("*.py"))
+PLUGIN_SOURCES = sorted(ROOT.glob("plugins/*/src/**/*.py"))
 
 
 def _private_imports(path: Path) -> list[str]:
@@ -36,10 +40,16 @@ def _private_imports(path: Path) -> list[str]:
 
 def test_the_sources_are_found() -> None:
     assert any(p.name == "main.py" for p in SOURCES)
+    assert any(p.parts[-2:] == ("mlw_lcif", "_kernels.py") for p in PLUGIN_SOURCES)
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(CLI)))
 def test_the_cli_imports_no_private_part_of_mlw(path) -> None:
+    assert _private_imports(path) == []
+
+
+@pytest.mark.parametrize("path", PLUGIN_SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_plugin_imports_a_private_part_of_mlw(path) -> None:
     assert _private_imports(path) == []
 
 
