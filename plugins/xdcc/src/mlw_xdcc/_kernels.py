@@ -123,7 +123,7 @@ def logistic_gradients(margin, Y, mask, GH):
 # --------------------------------------------------------------------------------------
 # split scoring (Table 1)
 # --------------------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def label_score(G, H, crit, lam):
     """The per-label node score of criterion ``crit`` (Table 1's summand): ``G^2/(H+lam)``,
     ``-G/(H+lam)`` or ``|G|/(H+lam)``; 0 when ``H + lam`` is not positive."""
@@ -191,19 +191,17 @@ def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, 
         f = feats[fi]
         o0 = feat_off[f]
         nb = feat_off[f + 1] - o0
-        # the node has missing values for f when its bins count fewer rows than it has
-        present = 0.0
-        for b in range(nb):
-            present += hist[o0 + b, W - 1]
-        if present < 0.5:
-            continue        # every row misses f: no cut separates anything
-        has_missing = n_total - present > 0.5
-        for backward in range(2 if has_missing else 1):
+        has_missing = False
+        for backward in range(2):
             if backward == 0:
-                # forward scan: missing goes right
+                # forward scan: missing goes right.  It runs over every bin: the last
+                # cut (every present row left) leaves the right child empty, and is
+                # skipped, unless the node has missing values for f
                 for w in range(W):
                     acc[w] = 0.0
-                last = nb if has_missing else nb - 1
+                last = nb
+            elif not has_missing:
+                break
             else:
                 # backward: missing goes left; left = missing + bins <= b
                 for w in range(W):
@@ -266,6 +264,10 @@ def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, 
                 best_dl = backward == 1
                 for w in range(W):      # a loop: a slice copy compiles numba's shape
                     best_left[w] = acc[w]   # check and its error message (~4 s first run)
+            if backward == 0:
+                # acc holds the present rows' sums: the node has missing values for f
+                # when they count fewer rows than it has
+                has_missing = n_total - acc[W - 1] > 0.5
     return best_gain, best_f, best_b, best_dl
 
 
