@@ -161,21 +161,11 @@ def _rank_row(scores, relevant, out, i):
 
 
 @njit(cache=True)
-def ranking_dense_scores(scores, t_indptr, t_indices):
-    """Per-instance (one_error, coverage, ranking_loss, average_precision) for a dense
-    (n, L) float64 score matrix and CSR true labels."""
-    n = scores.shape[0]
-    out = np.empty((n, 4), dtype=np.float64)
-    for i in range(n):
-        _rank_row(scores[i], t_indices[t_indptr[i]:t_indptr[i + 1]], out, i)
-    return out
-
-
-@njit(cache=True)
 def ranking_csr_scores(n_labels, s_indptr, s_indices, s_data, t_indptr,
                        t_indices):
-    """As :func:`ranking_dense_scores` for CSR scores (an absent score is 0), one dense
-    row buffer at a time."""
+    """Per-instance (one_error, coverage, ranking_loss, average_precision) for CSR scores
+    (an absent score is 0) and CSR true labels, one dense row buffer at a time. (Dense
+    scores are ranked with numpy: :func:`mlw.metrics.ranking.ranking_table`.)"""
     n = s_indptr.shape[0] - 1
     out = np.empty((n, 4), dtype=np.float64)
     row = np.zeros(n_labels, dtype=np.float64)
