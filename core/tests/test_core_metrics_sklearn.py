@@ -163,6 +163,24 @@ def test_ranking_metrics_equal_sklearn(pair):
             assert abs(got[name] - value) <= TOL, name
 
 
+@SETTINGS
+@given(label_scores(), st.integers(1, 7))
+def test_dense_ranking_table_is_the_csr_kernels_bit_for_bit(pair, block):
+    """Dense scores are ranked with numpy, CSR scores with the numba kernel: the two
+    tables agree exactly (not to a tolerance), whatever the numpy block size."""
+    from mlw.metrics import ranking
+
+    Y, S = pair
+    csr = ranking.ranking_table(Y, sp.csr_matrix(S))
+    assert np.array_equal(ranking.ranking_table(Y, S), csr)
+    old = ranking.BLOCK_COMPARISONS
+    ranking.BLOCK_COMPARISONS = block * S.shape[1]
+    try:
+        assert np.array_equal(ranking.ranking_table(sp.csr_matrix(Y), S), csr)
+    finally:
+        ranking.BLOCK_COMPARISONS = old
+
+
 def _one_error_reference(Y, S):
     errors = []
     for y, s in zip(Y, S, strict=True):
