@@ -1,6 +1,6 @@
 """Numba kernels of the loaders: exact number parsing, index parsing and the ARFF
 tokeniser, over raw bytes (the XC kernels are in :mod:`mlw.io._xc_kernels`, the mapping
-to X/Y in :mod:`mlw.io._expand_kernels`).
+to X/Y in :mod:`mlw.io.expand`, numpy).
 
 Every kernel works on a ``uint8`` array holding the (decompressed) text and plain
 numeric arrays; none raises. A kernel that meets malformed input stops and reports an

@@ -3,7 +3,7 @@ sparse rows, ``.gz``/``.bz2``.
 
 The header is parsed in Python (it is small); the ``@data`` section is tokenised by the
 numba kernel :func:`mlw.io._kernels.parse_arff_rows` straight from the raw bytes into
-attribute-level CSR arrays, which :func:`mlw.io._kernels.expand_fill` then maps to the
+attribute-level CSR arrays, which :mod:`mlw.io.expand` (numpy) then maps to the
 feature matrix ``X`` and the label matrix ``Y``. Sparse files stay sparse: a file with
 sparse rows gives CSR ``X`` and CSR ``Y`` and is never densified.
 
@@ -46,11 +46,11 @@ from mlw.io._common import (
 )
 from mlw.io._limits import LimitError, check_columns, check_memory, get_limits, memory_guard
 from mlw.io.arff_header import ArffHeader, Attribute, parse_header
+from mlw.io.expand import plan_expansion
 from mlw.io.mulan import find_label_xml, read_label_xml
 
 # numba kernels, imported (and compiled or loaded from cache) on first use
 K = LazyModule("mlw.io._kernels")
-E = LazyModule("mlw.io._expand_kernels")
 
 #: A nominal feature with more distinct values than this many AND more than half the
 #: number of rows is taken for an identifier (genbase's ``protein``) and dropped.
@@ -409,8 +409,9 @@ def _loads_arff(raw: bytes, path: Path, *, xml: str | Path | bool | None,
                               or (role[a] == C.ROLE_LABEL_NOM and one_code[a] == 0.0)],
                              dtype=np.int64)
     indptr, cols, vals = data["indptr"], data["cols"], data["vals"]
-    x_counts, y_counts, err = E.expand_count(indptr, cols, vals, n_rows, role, width,
-                                             one_code, complex_attrs)
+    expansion = plan_expansion(indptr, cols, vals, n_rows, role, outcol, width, one_code,
+                               complex_attrs)
+    x_counts, y_counts, err = expansion.x_counts, expansion.y_counts, expansion.err
     if err[0] != C.ERR_OK:
         line = int(data["row_line"][err[1]])
         att = attrs[int(err[2])]
@@ -428,8 +429,7 @@ def _loads_arff(raw: bytes, path: Path, *, xml: str | Path | bool | None,
     np.cumsum(x_counts, out=x_indptr[1:])
     y_indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(y_counts, out=y_indptr[1:])
-    x_idx, x_val, y_idx = E.expand_fill(indptr, cols, vals, n_rows, role, outcol, width,
-                                        one_code, complex_attrs, x_indptr, y_indptr)
+    x_idx, x_val, y_idx = expansion.fill()
     n_features, n_label_cols = len(feature_names), len(labels)
     X = sp.csr_matrix((x_val, x_idx, x_indptr), shape=(n_rows, n_features))
     X.sort_indices()
