@@ -247,7 +247,9 @@ def arff_texts(draw):
     d = draw(st.integers(1, 6))
     L = draw(st.integers(1, 3))
     n = draw(st.integers(1, 8))
-    types = [draw(st.sampled_from(NOMINAL_TYPES)) for _ in range(d)] + [["0", "1"]] * L
+    # a label declared {1,0} has its FIRST value true: absent from a sparse row, it is on
+    types = ([draw(st.sampled_from(NOMINAL_TYPES)) for _ in range(d)]
+             + [draw(st.sampled_from([["0", "1"], ["1", "0"]])) for _ in range(L)])
     sparse = draw(st.booleans())
     lines = ["@relation r"]
     for j, t in enumerate(types):
