@@ -41,6 +41,12 @@ table) is built once per node by :func:`node_context`; all its arrays are preall
 buffers (see :func:`context_buffers`) so the tree builder allocates nothing per node.
 The variance criterion (fewer than two varying labels) and ML-C4.5's entropy keep their
 floating-point form.
+
+The per-candidate functions (:func:`evaluate` and what it calls) are compiled without
+numba's reference counting (:data:`njit_noref`): they take some 25 arrays and allocate
+nothing, and with it every call paid an atomic increment and decrement of each array's
+reference count (as :func:`evaluate` was inlined, so did the search at every candidate),
+which was 60% of the whole fit's time on yeast (``perf``, issue 18).
 """
 
 from __future__ import annotations
@@ -49,6 +55,12 @@ import numpy as np
 from numba import njit
 
 from mlw_lacovac._kernels.stats import row_weight
+
+#: ``njit`` for kernels that allocate no array and create no array view they keep:
+#: compiled without numba's runtime (NRT), so passing arrays to them and between their
+#: variables costs no atomic reference-count operations. The searches call them per
+#: candidate; they must never allocate (numba refuses to compile an allocation here).
+njit_noref = njit(cache=True, _nrt=False)
 
 #: Criterion codes of the split searches.
 CRIT_LACOVA = 0  # min(sum of variances, sum of |covariances|) per child (LaCova/LaCovaC)
@@ -195,7 +207,7 @@ def _g(s, gb, gtc, gpp, tot):
     return s * (2.0 * gtc[lo] - tot[T_TC]) - (2.0 * gpp[lo] - tot[T_PP]) + tot[T_GNON]
 
 
-@njit(cache=True)
+@njit_noref
 def moved_F(nm, a0, a1, c, Cv, mp, nmp, pj, pk):
     """``F`` of the moved side from its co-occurring pairs ``mp[:nmp]`` (pair indices);
     the other pairs add ``c_j c_k`` each, summed as ``((sum c)^2 - sum c^2) / 2``."""
@@ -207,7 +219,7 @@ def moved_F(nm, a0, a1, c, Cv, mp, nmp, pj, pk):
     return F
 
 
-@njit(cache=True)
+@njit_noref
 def rest_F(nr, a0, a1, a2, c, Cv, touched, ntouch, tc, ptc, adj_ptr, adj_k, adj_p, gb, gtc,
            gpp, tot):
     """``F`` of the rest of the node (counts ``tc - c``, pairs ``tC - C``, ``nr`` rows):
@@ -233,7 +245,7 @@ def rest_F(nr, a0, a1, a2, c, Cv, touched, ntouch, tc, ptc, adj_ptr, adj_k, adj_
     return F
 
 
-@njit(cache=True)
+@njit_noref
 def both_F(nm, n, a0, a1, a2, c, Cv, tc, pj, pk, ptc, tot, cb):
     """``(F_moved, F_rest)`` in one branch-free loop over the node's co-occurring pairs."""
     nr = n - nm
@@ -271,7 +283,7 @@ def lacova_bound(nm, n, a0, a1, a2, a4, tot):
     return (mm / nm + mr / nr) / n, vm, lbm, vr, lbr
 
 
-@njit(cache=True)
+@njit_noref
 def rest_bound(nr, a0, a1, a2, a4, c, touched, ntouch, tc, adj_ptr, adj_b, adj_w, gb, gtc,
                gpp, tot):
     """A lower bound of ``F`` of the rest of the node in O(touched labels x log partners).
@@ -308,7 +320,7 @@ def rest_bound(nr, a0, a1, a2, a4, c, touched, ntouch, tc, adj_ptr, adj_b, adj_w
     return lb
 
 
-@njit(cache=True)
+@njit_noref
 def lacova_exact(nm, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k, adj_p,
                  adj_b, adj_w, gb, gtc, gpp, tot, cb, vm, lbm, vr, lbr, best_q):
     """The exact LaCova criterion after :func:`lacova_bound` could not prune it (first
@@ -349,7 +361,7 @@ def lacova_exact(nm, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, 
     return (mm / nm + mr / nr) / n
 
 
-@njit(cache=True)
+@njit_noref
 def float_criterion(nm, n, a0, a1, a2, c, tc, tot, crit):
     """The variance (CRIT_VARIANCE) or entropy (CRIT_ENTROPY) criterion in floating
     point (as mlw computed it before the exact LaCova form): the weighted sum over both
@@ -439,7 +451,7 @@ def reset_moved(c, Cv, touched, mp, acc, cnt):
     cnt[1] = 0
 
 
-@njit(cache=True, inline="always")
+@njit_noref
 def evaluate(nm, n, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc, adj_ptr, adj_k, adj_p, adj_b,
              adj_w, gb, gtc, gpp, tot, cb, crit, best_q):
     """Criterion of the candidate that puts the moved rows (state ``c``, ``Cv``, ``acc``,
