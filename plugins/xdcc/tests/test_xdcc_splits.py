@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from mlw_xdcc import _kernels as K
 from mlw_xdcc.binning import bin_matrix, cuts_of
-from mlw_xdcc.booster import SPLIT_CRITERIA, BoosterParams, fit_ensemble, pool_slots
+from mlw_xdcc.booster import SPLIT_CRITERIA, BoosterParams, CodeMatrix, fit_ensemble, pool_slots
 
 # Table 1's example node: predictions y_hat = (0.8, 0.2, 0.9, 0.1), truth y = (1, 1, 0, 0)
 YHAT = np.array([0.8, 0.2, 0.9, 0.1])
@@ -219,8 +219,7 @@ def test_depth3_tree_equals_exact_recursive_builder(split):
     B = bin_matrix(X, e, eo)
     k, a = _grow(B, g, h, split, depth=3, eta=0.5, mcw=0.3)
     margin = np.zeros((n, L))
-    K.add_tree_binned(*B.kernel_layout(), a["nf"], a["nb"],
-                      a["ndl"], a["nl"], a["nr"], a["nv"], margin)
+    CodeMatrix.of(B).add_tree(k, a["nf"], a["nb"], a["ndl"], a["nl"], a["nv"], margin)
     exp = naive.exact_tree_outputs(X.tolist(), g.tolist(), h.tolist(), split, 1.0, 0.3, 0.5, 3)
     np.testing.assert_allclose(margin, np.array(exp), rtol=1e-9, atol=1e-12)
 
@@ -240,8 +239,7 @@ def test_deep_tree_within_the_booster_buffer_pool(split):
     B = bin_matrix(X, e, eo)
     k, a = _grow(B, g, h, split, depth=100, eta=1.0, slots=pool_slots(n, 100))
     margin = np.zeros((n, L))
-    K.add_tree_binned(*B.kernel_layout(), a["nf"], a["nb"],
-                      a["ndl"], a["nl"], a["nr"], a["nv"], margin)
+    CodeMatrix.of(B).add_tree(k, a["nf"], a["nb"], a["ndl"], a["nl"], a["nv"], margin)
     exp = naive.exact_tree_outputs(X.tolist(), g.tolist(), h.tolist(), split, 1.0, 0.0, 1.0,
                                    100)
     np.testing.assert_allclose(margin, np.array(exp), rtol=1e-9, atol=1e-12)

@@ -580,25 +580,6 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
 # prediction
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def add_tree_binned(codes, indptr, indices, bins, node_feat, node_bin, node_dl,
-                    node_left, node_right, node_value, margin):
-    """Add one tree's leaf values to ``margin`` for every row of the binned data."""
-    n = margin.shape[0]
-    L = margin.shape[1]
-    for i in range(n):
-        nid = 0
-        while node_left[nid] >= 0:
-            # int64 feature and bin, as _partition passes them: one compiled _goes_left
-            if _goes_left(codes, indptr, indices, bins, i, np.int64(node_feat[nid]),
-                          np.int64(node_bin[nid]), node_dl[nid]):
-                nid = node_left[nid]
-            else:
-                nid = node_right[nid]
-        for j in range(L):
-            margin[i, j] += node_value[nid, j]
-
-
-@njit(cache=True)
 def _walk(x, roots, t0, t1, feat, thr, dl, left, value, out_row):
     """Add the leaf weights of trees t0..t1-1 for one raw row ``x`` (NaN = missing).
     The right child of a node is always ``left + 1``; unsigned node ids spare numba's
