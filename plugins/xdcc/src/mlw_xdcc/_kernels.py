@@ -438,19 +438,22 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
     n_free = n_slots
     for s in range(n_slots):
         free[s] = n_slots - 1 - s
-    acc = np.empty(W)
-    left_sum = np.empty(W)
-    parent = np.empty(L)
-    sl = np.empty(L)
-    sr = np.empty(L)
+    # every scratch array is float64 or int64 with an explicit dtype: numba compiles
+    # one np.empty per (size type, dtype), and the ARFF reader has compiled these two
+    acc = np.empty(W, dtype=np.float64)
+    left_sum = np.empty(W, dtype=np.float64)
+    parent = np.empty(L, dtype=np.float64)
+    sl = np.empty(L, dtype=np.float64)
+    sr = np.empty(L, dtype=np.float64)
     # stack of (node, start, end, depth, slot, built-from-rows); slot -1: build the
     # node's histogram from its rows when it is popped
-    st_node = np.empty(2 * max_depth + 4, dtype=np.int64)
-    st_start = np.empty_like(st_node)
-    st_end = np.empty_like(st_node)
-    st_depth = np.empty_like(st_node)
-    st_slot = np.empty_like(st_node)
-    st_rows = np.empty(2 * max_depth + 4, dtype=np.bool_)
+    n_stack = 2 * max_depth + 4
+    st_node = np.empty(n_stack, dtype=np.int64)
+    st_start = np.empty(n_stack, dtype=np.int64)
+    st_end = np.empty(n_stack, dtype=np.int64)
+    st_depth = np.empty(n_stack, dtype=np.int64)
+    st_slot = np.empty(n_stack, dtype=np.int64)
+    st_rows = np.empty(n_stack, dtype=np.int64)     # 1: built from rows
     sp = 0
 
     for w in range(W):
@@ -473,7 +476,7 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
     st_end[0] = m
     st_depth[0] = 0
     st_slot[0] = -1
-    st_rows[0] = True
+    st_rows[0] = 1
     sp = 1
     while sp > 0:
         sp -= 1
@@ -534,7 +537,7 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
                 st_end[sp] = s1
                 st_depth[sp] = depth + 1
                 st_slot[sp] = -1
-                st_rows[sp] = True
+                st_rows[sp] = 1
                 sp += 1
             continue
         nl = mid - start
@@ -558,7 +561,7 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
                 for w in range(W):
                     big[q, w] -= sm[q, w]
         # push the bigger child first so the smaller one is expanded first
-        for c, cs, fr in ((big_node, slot, False), (small_node, small, True)):
+        for c, cs, fr in ((big_node, slot, 0), (small_node, small, 1)):
             st_node[sp] = c
             if c == lc:
                 st_start[sp] = start
