@@ -1,5 +1,5 @@
 """``python -m mlw_cli`` runs the ``mlw`` command."""
 
-from mlw_cli.main import app
+from mlw_cli.main import run
 
-app(prog_name="mlw")
+run()
