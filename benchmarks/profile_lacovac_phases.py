@@ -89,7 +89,7 @@ def instrumented_evaluate(base: int):
     ``ph[base + 3]``, those that need the exact pair sums (``lacova_exact``) into
     ``ph[base + 4]`` and timing those into ``ph[base + 5]``."""
     src = inspect.getsource(criterion.evaluate)
-    src = src.replace('@njit(cache=True, inline="always")\n', "")
+    src = src.replace("@njit_noref\n", "")
     src = src.replace("def evaluate(nm,", "def evaluate_i(ph, nm,", 1)
     src = src.replace("    if crit != CRIT_LACOVA:\n",
                       f"    ph[{base + 3}] += 1\n    if crit != CRIT_LACOVA:\n", 1)
@@ -102,7 +102,8 @@ def instrumented_evaluate(base: int):
     ns = dict(vars(criterion))
     ns["_cycles"] = _cycles
     exec(compile(src, "<instrumented evaluate>", "exec"), ns)  # noqa: S102
-    return njit(inline="always")(ns["evaluate_i"])
+    # as the library's evaluate: compiled without reference counting (njit_noref)
+    return njit(_nrt=False)(ns["evaluate_i"])
 
 
 def instrumented_search_dense(base: int):
