@@ -36,3 +36,9 @@ ROLE_INVERT = 2      # binary nominal whose FIRST value is 1: absent/0 -> 1, 1 -
 ROLE_ONEHOT = 3      # nominal with k >= 3 values: k 0/1 columns
 ROLE_LABEL_NOM = 4   # label, binary nominal; one_code says which code is 1
 ROLE_LABEL_NUM = 5   # label, numeric: the value must be 0 or 1
+
+# the nominal values' hash (FNV-1a over the value's bytes, seeded with the attribute):
+# mlw.io.arff.nominal_table builds the table, the tokeniser looks values up in it
+FNV_OFFSET = 14695981039346656037
+FNV_PRIME = 1099511628211
+GOLDEN = 0x9E3779B97F4A7C15

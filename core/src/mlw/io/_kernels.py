@@ -37,6 +37,9 @@ from mlw.io._codes import (  # noqa: F401 - the kernels' constants, re-exported
     ERR_TOO_MANY,
     ERR_TRAILING,
     ERR_XC_SYNTAX,
+    FNV_OFFSET,
+    FNV_PRIME,
+    GOLDEN,
     KIND_NOMINAL,
     KIND_NUMERIC,
     KIND_SKIP,
@@ -48,9 +51,9 @@ from mlw.io._codes import (  # noqa: F401 - the kernels' constants, re-exported
 _POW10 = np.array([10.0**i for i in range(23)], dtype=np.float64)
 _TWO53 = 9007199254740992
 
-_FNV_OFFSET = np.uint64(14695981039346656037)
-_FNV_PRIME = np.uint64(1099511628211)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_FNV_OFFSET = np.uint64(FNV_OFFSET)
+_FNV_PRIME = np.uint64(FNV_PRIME)
+_GOLDEN = np.uint64(GOLDEN)
 
 
 @njit(cache=True)
@@ -149,32 +152,11 @@ def parse_index(buf, p, e):
 
 
 @njit(cache=True)
-def build_nominal_table(blob, vinfo):
-    """Open-addressing hash table over (attribute, value bytes) -> row of ``vinfo``.
-
-    ``vinfo[v] = (start, end, attribute, code)``: value ``v`` is ``blob[start:end]``, the
-    ``code``-th declared value of ``attribute``.
-    """
-    n = vinfo.shape[0]
-    size = 16
-    while size < 2 * n + 1:
-        size *= 2
-    table = np.full(size, -1, dtype=np.int64)
-    mask = np.uint64(size - 1)
-    for v in range(n):
-        h = _FNV_OFFSET ^ (np.uint64(vinfo[v, 2]) * _GOLDEN)
-        for i in range(vinfo[v, 0], vinfo[v, 1]):
-            h = (h ^ np.uint64(blob[i])) * _FNV_PRIME
-        j = np.int64(h & mask)
-        while table[j] != -1:
-            j = (j + 1) & (size - 1)
-        table[j] = v
-    return table
-
-
-@njit(cache=True)
 def lookup_nominal(arr, s, e, attr, table, blob, vinfo):
-    """Row of ``vinfo`` holding value ``arr[s:e]`` of ``attr``, or -1."""
+    """Row of ``vinfo`` holding value ``arr[s:e]`` of ``attr``, or -1: a lookup in the
+    open-addressing table :func:`mlw.io.arff.nominal_table` builds (``vinfo[v] = (start,
+    end, attribute, code)``: value ``v`` is ``blob[start:end]``, the ``code``-th declared
+    value of ``attribute``)."""
     h = _FNV_OFFSET ^ (np.uint64(attr) * _GOLDEN)
     for i in range(s, e):
         h = (h ^ np.uint64(arr[i])) * _FNV_PRIME
@@ -287,8 +269,8 @@ def _fail(err, code, line, s, e, extra):
 
 
 @njit(cache=True)
-def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries, last_seen,
-                    scratch):
+def parse_arff_rows(buf, first_line, kinds, blob, vinfo, table, max_rows, max_entries,
+                    last_seen, scratch):
     """Tokenise the ``@data`` section of an ARFF file into attribute-level CSR arrays.
 
     Dense rows (``v1,v2,...``) and sparse rows (``{i v, j w}``) may be mixed; blank
@@ -297,8 +279,8 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries, 
     counted. Values are stored per attribute: the number for a numeric attribute, the
     index of the declared value for a nominal one (absent = index 0, as in sparse ARFF),
     NaN for ``?``. Zeros are not stored. Nominal values are found through a hash table
-    over (attribute, bytes) built from ``blob``/``vinfo`` (see
-    :func:`build_nominal_table`).
+    over (attribute, bytes), ``table``, built in Python from ``blob``/``vinfo`` (see
+    :func:`mlw.io.arff.nominal_table`: a kernel less to compile on a fresh install).
 
     The per-value work is written inline in this one loop on purpose: calling a helper
     that takes many arrays costs a reference-count update per array per value, which
@@ -316,7 +298,6 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, max_rows, max_entries, 
     number for Python's ``float`` to parse.
     """
     n_attrs = kinds.shape[0]
-    table = build_nominal_table(blob, vinfo)
     tmask = np.uint64(table.shape[0] - 1)
     indptr = np.zeros(max_rows + 1, dtype=np.int64)
     cols = np.empty(max_entries, dtype=np.int32)

@@ -195,6 +195,34 @@ def _kernel_error(err: np.ndarray, buf: np.ndarray, attrs: list[Attribute], path
     raise DataFormatError(path, line, msg)
 
 
+def nominal_table(blob: np.ndarray, vinfo: np.ndarray) -> np.ndarray:
+    """Open-addressing hash table over (attribute, value bytes) -> row of ``vinfo``,
+    which the tokeniser's ``lookup_nominal`` searches.
+
+    ``vinfo[v] = (start, end, attribute, code)``: value ``v`` is ``blob[start:end]``,
+    the ``code``-th declared value of ``attribute``. The hash is FNV-1a over the bytes,
+    seeded with the attribute, in uint64 arithmetic (Python integers masked to 64
+    bits, as the kernel's ``np.uint64`` wraps). Built in Python, once per file from the
+    header's values: a kernel less for a fresh install to compile (issue 16).
+    """
+    mask64 = (1 << 64) - 1
+    n = vinfo.shape[0]
+    size = 16
+    while size < 2 * n + 1:
+        size *= 2
+    table = np.full(size, -1, dtype=np.int64)
+    data = blob.tobytes()
+    for v, (start, end, attr, _) in enumerate(vinfo.tolist()):
+        h = C.FNV_OFFSET ^ ((attr * C.GOLDEN) & mask64)
+        for byte in data[start:end]:
+            h = ((h ^ byte) * C.FNV_PRIME) & mask64
+        j = h & (size - 1)
+        while table[j] != -1:
+            j = (j + 1) & (size - 1)
+        table[j] = v
+    return table
+
+
 def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
                ) -> dict[str, Any]:
     """Run the tokeniser over the ``@data`` section: attribute-level CSR and row lines."""
@@ -225,8 +253,9 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
     quoted = (raw.find(b"'", header.data_offset) >= 0
               or raw.find(b'"', header.data_offset) >= 0)
     scratch = np.empty(max(buf.shape[0], 1), dtype=np.uint8) if quoted else None
-    out = K.parse_arff_rows(buf, header.data_line, kinds, blob, vinfo, max_rows, max_entries,
-                            last_seen, scratch)
+    out = K.parse_arff_rows(buf, header.data_line, kinds, blob, vinfo,
+                            nominal_table(blob, vinfo), max_rows, max_entries, last_seen,
+                            scratch)
     indptr, cols, vals, row_line, fb_flag, n_rows, nnz, n_sparse, n_weights, err = out
     if err[0] != C.ERR_OK:
         _kernel_error(err, buf, attrs, path)
