@@ -270,7 +270,7 @@ def _fail(err, code, line, s, e, extra):
 
 @njit(cache=True)
 def parse_arff_rows(buf, first_line, kinds, blob, vinfo, table, max_rows, max_entries,
-                    last_seen, scratch):
+                    fb_flag, last_seen, scratch):
     """Tokenise the ``@data`` section of an ARFF file into attribute-level CSR arrays.
 
     Dense rows (``v1,v2,...``) and sparse rows (``{i v, j w}``) may be mixed; blank
@@ -286,6 +286,7 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, table, max_rows, max_en
     that takes many arrays costs a reference-count update per array per value, which
     made the tokeniser several times slower.
 
+    ``fb_flag`` (uint8, ``max_entries`` zeros) receives the fallback flags below.
     ``last_seen`` (int64, one per attribute, all -1) is the sparse rows' scratch for
     duplicate indices and ``scratch`` (uint8, as long as ``buf``) the quoted values'
     unescaping buffer. Passing ``None`` for either says the section has no ``{`` (so no
@@ -299,12 +300,17 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, table, max_rows, max_en
     """
     n_attrs = kinds.shape[0]
     tmask = np.uint64(table.shape[0] - 1)
-    indptr = np.zeros(max_rows + 1, dtype=np.int64)
+    # np.empty of int64, int32 and float64 only (and ``fb_flag``, zeros, from the
+    # caller): each (dtype, np.zeros or np.empty) is one more thing a fresh install
+    # compiles, and these three the booster compiles anyway
+    indptr = np.empty(max_rows + 1, dtype=np.int64)
+    indptr[0] = 0
     cols = np.empty(max_entries, dtype=np.int32)
     vals = np.empty(max_entries, dtype=np.float64)
-    fb_flag = np.zeros(max_entries, dtype=np.uint8)
     row_line = np.empty(max_rows, dtype=np.int64)
-    err = np.zeros(5, dtype=np.int64)
+    err = np.empty(5, dtype=np.int64)
+    for i in range(5):
+        err[i] = 0
     n = buf.shape[0]
     pos = 0
     line = first_line
@@ -383,9 +389,12 @@ def parse_arff_rows(buf, first_line, kinds, blob, vinfo, table, max_rows, max_en
                 while p < le and _is_ws(buf[p]):
                     p += 1
                 if a >= n_attrs:
-                    if _weight_block(buf, p, le) == le:
-                        weight = True
-                        break
+                    # a trailing {w} instance weight; a section without '{' has none,
+                    # and a dense file then compiles without _weight_block
+                    if last_seen is not None:
+                        if _weight_block(buf, p, le) == le:
+                            weight = True
+                            break
                     _fail(err, ERR_TOO_MANY, line, p, le, 0)
                     break
                 attr = a

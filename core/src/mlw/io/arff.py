@@ -254,8 +254,8 @@ def parse_data(raw: bytes, header: ArffHeader, kinds: np.ndarray, path: Path
               or raw.find(b'"', header.data_offset) >= 0)
     scratch = np.empty(max(buf.shape[0], 1), dtype=np.uint8) if quoted else None
     out = K.parse_arff_rows(buf, header.data_line, kinds, blob, vinfo,
-                            nominal_table(blob, vinfo), max_rows, max_entries, last_seen,
-                            scratch)
+                            nominal_table(blob, vinfo), max_rows, max_entries,
+                            np.zeros(max_entries, dtype=np.uint8), last_seen, scratch)
     indptr, cols, vals, row_line, fb_flag, n_rows, nnz, n_sparse, n_weights, err = out
     if err[0] != C.ERR_OK:
         _kernel_error(err, buf, attrs, path)
