@@ -20,6 +20,7 @@ from mlw_lacovac._kernels.criterion import (
     CRIT_LACOVA,
     T_N,
     add_pairs,
+    njit_noref,
     evaluate,
     float_criterion,
     lacova_bound,
@@ -76,6 +77,53 @@ def node_csc(x_indptr, x_indices, x_data, rows, w, lptr, fmask, xone, cnt_all, w
                 fillp[f] = q + 1
 
 
+@njit_noref
+def search_ones(f0, f1, rows, w, lptr, lidx, tc, min_child, crit, pj, pk, ptc, pidx, adj_ptr,
+                adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, c, Cv, touched, mp, acc, cnt,
+                deg, cb, cnt_all, w_all, cptr, crow, best_q):
+    """The 0/1 features ``f0 .. f1 - 1`` of :func:`search_sparse` (each one candidate: the
+    rows with the feature right, the rest left), against the best criterion so far
+    ``best_q``: returns ``(feature, quality)`` of the best of them when it beats
+    ``best_q`` by more than 1e-12 (ties: the first feature), else feature -1. Compiled without reference
+    counting (it runs per feature; see ``njit_noref``)."""
+    W = tot[T_N]
+    pairs = crit == CRIT_LACOVA
+    best_f = -1
+    for f in range(f0, f1):
+        nnz = cnt_all[f]
+        min_leaf = min_child[f]
+        if nnz == 0 or W < 2 * min_leaf:
+            continue
+        a = cptr[f]
+        b = cptr[f + 1]
+        wnz = w_all[f]  # the weight of the rows with a stored entry
+        # one candidate: the nnz rows with the feature (x = 1) right, the rest left
+        if W - wnz < min_leaf or wnz < min_leaf:
+            continue
+        for i in range(a, b):
+            move_row(crow[i], row_weight(w, rows[crow[i]]), lptr, lidx, c, Cv, pidx, tc,
+                     deg, touched, mp, acc, cnt, False)
+        if pairs:
+            q, vm, lbm, vr, lbr = lacova_bound(wnz, W, acc[0], acc[1], acc[2], acc[3],
+                                               tot)
+            if q >= best_q - 1e-12:
+                q = np.inf
+            elif vm > lbm or vr > lbr:
+                for i in range(a, b):
+                    add_pairs(crow[i], row_weight(w, rows[crow[i]]), lptr, lidx, Cv, pidx,
+                              mp, cnt)
+                q = lacova_exact(wnz, W, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc,
+                                 adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, cb,
+                                 vm, lbm, vr, lbr, best_q)
+        else:
+            q = float_criterion(wnz, W, acc[0], acc[1], acc[2], c, tc, tot, crit)
+        if q < best_q - 1e-12:
+            best_q = q
+            best_f = f
+        reset_moved(c, Cv, touched, mp, acc, cnt)
+    return best_f, best_q
+
+
 @njit(cache=True)
 def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, xone,
                   min_child, crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb,
@@ -102,42 +150,31 @@ def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, x
     node_csc(x_indptr, x_indices, x_data, rows, w, lptr, fmask, xone, cnt_all, w_all, cptr,
              fillp, crow, cval)
     d = cnt_all.size
-    for f in range(d):
+    f = 0
+    while f < d:
+        if xone[f]:
+            # a run of 0/1 features: one call of the reference-count-free kernel
+            g = f + 1
+            while g < d and xone[g]:
+                g += 1
+            bf, bq = search_ones(f, g, rows, w, lptr, lidx, tc, min_child, crit, pj, pk, ptc,
+                                 pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot,
+                                 c, Cv, touched, mp, acc, cnt, deg, cb, cnt_all, w_all, cptr,
+                                 crow, best_q)
+            if bf >= 0:
+                best_f = bf
+                best_q = bq
+                best_t = 0.5
+            f = g
+            continue
         nnz = cnt_all[f]
         min_leaf = min_child[f]
         if nnz == 0 or W < 2 * min_leaf:
+            f += 1
             continue
         a = cptr[f]
         b = cptr[f + 1]
         nzero = n - nnz
-        wnz = w_all[f]  # the weight of the rows with a stored entry
-        if xone[f]:
-            # one candidate: the nnz rows with the feature (x = 1) right, the rest left
-            if W - wnz < min_leaf or wnz < min_leaf:
-                continue
-            for i in range(a, b):
-                move_row(crow[i], row_weight(w, rows[crow[i]]), lptr, lidx, c, Cv, pidx, tc,
-                         deg, touched, mp, acc, cnt, False)
-            if pairs:
-                q, vm, lbm, vr, lbr = lacova_bound(wnz, W, acc[0], acc[1], acc[2], acc[3],
-                                                   tot)
-                if q >= best_q - 1e-12:
-                    q = np.inf
-                elif vm > lbm or vr > lbr:
-                    for i in range(a, b):
-                        add_pairs(crow[i], row_weight(w, rows[crow[i]]), lptr, lidx, Cv, pidx,
-                                  mp, cnt)
-                    q = lacova_exact(wnz, W, c, Cv, touched, mp, acc, cnt, tc, pj, pk, ptc,
-                                     adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, cb,
-                                     vm, lbm, vr, lbr, best_q)
-            else:
-                q = float_criterion(wnz, W, acc[0], acc[1], acc[2], c, tc, tot, crit)
-            if q < best_q - 1e-12:
-                best_q = q
-                best_f = f
-                best_t = 0.5
-            reset_moved(c, Cv, touched, mp, acc, cnt)
-            continue
         vals = cval[a:b]
         rws = crow[a:b]
         order = np.argsort(vals, kind="mergesort")
@@ -146,6 +183,7 @@ def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, x
             nneg += 1
         npos = nnz - nneg
         if nzero == 0 and vals[order[0]] == vals[order[nnz - 1]]:
+            f += 1
             continue
         # pass A: left = the i+1 smallest negatives; right = the other negatives, the
         # zero block and the positives
@@ -200,6 +238,7 @@ def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, x
                 thr = 0.5 * (v0 + v1)
                 best_t = v0 if thr == v1 else thr
         reset_moved(c, Cv, touched, mp, acc, cnt)
+        f += 1
     return best_f, best_t, best_q
 
 
