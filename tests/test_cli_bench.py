@@ -160,11 +160,12 @@ def test_a_learner_scored_on_some_metrics_does_not_empty_the_others(tmp_path) ->
 
 
 def test_help_imports_no_polars_dask_or_matplotlib() -> None:
-    code = ("import sys, runpy; sys.argv = ['mlw', '--help']\n"
-            "try:\n    runpy.run_module('mlw_cli', run_name='__main__')\n"
-            "except SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('polars', 'dask', 'distributed', 'matplotlib', 'numpy')"
-            " if m in sys.modules))")
+    # the command ends with os._exit once its atexit handlers have run (mlw_cli.main.run),
+    # so the modules are listed from an atexit handler, flushed before the process ends
+    code = ("import atexit, runpy, sys; sys.argv = ['mlw', '--help']\n"
+            "atexit.register(lambda: print(sorted(m for m in ('polars', 'dask', "
+            "'distributed', 'matplotlib', 'numpy') if m in sys.modules), flush=True))\n"
+            "runpy.run_module('mlw_cli', run_name='__main__')\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
