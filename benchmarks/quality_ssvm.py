@@ -5,8 +5,9 @@ in those files. Plus scene and yeast (``real``), which stays a script.
 
     nice -n 10 python benchmarks/quality_ssvm.py run [--per-L 16] [--labels 10,25,50]
         [--noise all|none|bernoulli:0.01,...] [--jobs 2] [--out ssvm.parquet]
-        [--loss-scale auto|100]
+        [--loss-scale auto|100|L] [--epsilon X|X/L] [--learners struct_f1,...]
     python benchmarks/quality_ssvm.py report [--out ssvm.parquet[,old.jsonl,...]]  # README
+    python benchmarks/quality_ssvm.py compare --out default.parquet --against v.parquet
     nice -n 10 python benchmarks/quality_ssvm.py real                # scene and yeast
 
 ``run`` selects the configs' datasets (dataset j of L labels and a noise is
@@ -108,26 +109,54 @@ def run(args) -> int:
     noises = NOISES if args.noise == "all" else args.noise.split(",")
     if not 1 <= args.per_L <= 16:
         raise SystemExit("--per-L must be between 1 and 16 (the paper's 16 datasets per L)")
+    # a setting that depends on L ("L", "0.1/L") needs one experiment per L
+    per_label = "L" in args.loss_scale or "L" in args.epsilon
     errors = 0
     for kind, config in CONFIGS.items():
-        wanted = [dataset_name(L, j, noise) for j in SPREAD[:args.per_L] for L in labels
-                  for noise in noises if (noise == "none") == (kind == "clean")]
-        if not wanted:
-            continue
-        exp = load_config(config).with_overrides(datasets=wanted)
-        if args.loss_scale != "auto":
-            # the structured SVMs trained with loss_scale x the loss in [0, 1] (the
-            # README's "Loss scale and epsilon"); BR is not a structured SVM
-            scale = float(args.loss_scale)
-            exp = replace(exp, name=f"{exp.name}-scale{scale:g}", learners=tuple(
-                replace(e, params={**e.params, "loss_scale": scale})
-                if e.learner.startswith("struct_") else e for e in exp.learners))
-        summary = run_experiment(exp, args.out, jobs=args.jobs)
-        errors += len(summary.errors)
-        print(f"{kind}: {summary.ran} cells run, {summary.skipped} skipped, "
-              f"{len(summary.errors)} failed; results in {args.out}", file=sys.stderr)
+        for group in ([[L] for L in labels] if per_label else [labels]):
+            wanted = [dataset_name(L, j, noise) for j in SPREAD[:args.per_L] for L in group
+                      for noise in noises if (noise == "none") == (kind == "clean")]
+            if not wanted:
+                continue
+            exp = load_config(config).with_overrides(
+                datasets=wanted, learners=args.learners.split(",") if args.learners else None)
+            exp = _scaled(exp, args.loss_scale, args.epsilon, group[0])
+            summary = run_experiment(exp, args.out, jobs=args.jobs)
+            errors += len(summary.errors)
+            print(f"{kind}: {summary.ran} cells run, {summary.skipped} skipped, "
+                  f"{len(summary.errors)} failed; results in {args.out}", file=sys.stderr)
     report(args)
     return 1 if errors else 0
+
+
+def _per_label(value: str, L: int) -> float:
+    """'100' -> 100; 'L' -> L; '0.1/L' -> 0.1 / L."""
+    if value == "L":
+        return float(L)
+    if value.endswith("/L"):
+        return float(value[:-2]) / L
+    return float(value)
+
+
+def _scaled(exp, loss_scale: str, epsilon: str, L: int):
+    """The structured SVMs (not BR) trained with loss_scale x the loss in [0, 1] and/or
+    another epsilon (the README's "Loss scale and epsilon"); 'L' and '0.1/L' are taken
+    at the experiment's number of labels L. Struct(Hl) keeps its own default epsilon
+    when only epsilon changes: the count b + c at epsilon = 0.1 is already 0.1/L of the
+    loss in [0, 1]."""
+    params = {}
+    if loss_scale != "auto":
+        params["loss_scale"] = _per_label(loss_scale, L)
+    name = exp.name + "".join(f"-{k}{v:g}" for k, v in params.items())
+    learners = tuple(replace(e, params={**e.params, **params})
+                     if e.learner.startswith("struct_") else e for e in exp.learners)
+    if epsilon != "default":
+        eps = _per_label(epsilon, L)
+        name += f"-epsilon{eps:g}"
+        learners = tuple(replace(e, params={**e.params, "epsilon": eps})
+                         if e.learner in ("struct_f1", "struct_subset") else e
+                         for e in learners)
+    return replace(exp, name=name, learners=learners)
 
 
 def read(paths: str):
@@ -195,6 +224,57 @@ def report(args) -> int:
     return 0
 
 
+def compare(args) -> int:
+    """Struct(F1) (or ``--learner``) of each results file of ``--against`` (a training
+    variant, e.g. ``run --loss-scale L``) beside the one of ``--out`` (the default) and
+    Struct(Hl) of ``--out``, per (noise, L), on the datasets all three have: mean test
+    1-F1 (percent), the datasets where the learner beats Struct(Hl) on 1-F1, and how
+    often validation chose the grid's largest C."""
+    import json
+
+    import polars as pl
+
+    from mlw.experiments import read_results
+
+    def table(path):
+        df = read_results(path).filter(pl.col("status") == "ok")
+        return df.select("dataset", "label", f1=100 * (1 - pl.col("metric_f1_example")),
+                         zero_one=100 * (1 - pl.col("metric_subset_accuracy")),
+                         hamming=100 * pl.col("metric_hamming_loss"),
+                         C=pl.col("chosen_params").map_elements(
+                             lambda s: json.loads(s)["C"], return_dtype=pl.Float64))
+
+    base = table(str(args.out))
+    ham = base.filter(pl.col("label") == "Struct(Hl)")
+    variants = [("default", base.filter(pl.col("label") == args.learner))]
+    variants += [(v, table(v).filter(pl.col("label") == args.learner))
+                 for v in args.against.split(",") if v]
+    print(f"| noise | L | n | Struct(Hl) 0/1 · Hl · 1−F1 | "
+          + " | ".join(f"{args.learner} {v}: 0/1 · Hl · 1−F1 (beats Hl on 1−F1; C max)"
+                       for v, _ in variants) + " |")
+    print("|---|---|---|---|" + "---|" * len(variants))
+    for noise in NOISES:
+        for L in (50, 25, 10):
+            names = {dataset_name(L, j, noise) for j in range(16)}
+            done = names & set(ham["dataset"])
+            for _, t in variants:
+                done &= set(t["dataset"])
+            if not done:
+                continue
+            h = ham.filter(pl.col("dataset").is_in(done)).sort("dataset")
+            cells = []
+            for _, t in variants:
+                g = t.filter(pl.col("dataset").is_in(done)).sort("dataset")
+                wins = int((g["f1"].to_numpy() < h["f1"].to_numpy()).sum())
+                cmax = int((g["C"] == (1e6 if noise == "none" else 1e5)).sum())
+                cells.append(f"{g['zero_one'].mean():.1f} · {g['hamming'].mean():.2f} · "
+                             f"{g['f1'].mean():.1f} ({wins}/{len(done)}; {cmax})")
+            print(f"| {noise} | {L} | {len(done)} | {h['zero_one'].mean():.1f} · "
+                  f"{h['hamming'].mean():.2f} · {h['f1'].mean():.1f} | " + " | ".join(cells)
+                  + " |")
+    return 0
+
+
 def measures(Y_true, Y_pred) -> dict[str, float]:
     m = mlw.evaluate(Y_true, Y_pred, metrics=["subset_accuracy", "hamming_loss", "f1_example"])
     return {"zero_one": 100 * (1 - m["subset_accuracy"]), "hamming": 100 * m["hamming_loss"],
@@ -258,18 +338,29 @@ def real(args) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("command", choices=["run", "report", "real"])
+    ap.add_argument("command", choices=["run", "report", "real", "compare"])
     ap.add_argument("--per-L", type=int, default=16)
     ap.add_argument("--labels", default="10,25,50")
     ap.add_argument("--noise", default="all")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--loss-scale", default="auto",
                     help="run: the structured SVMs' loss_scale ('auto': the configs' "
-                         "default; 100: SVM-struct's percent)")
+                         "default; 100: SVM-struct's percent; L: the number of labels, "
+                         "every loss scaled as the Hamming count)")
+    ap.add_argument("--epsilon", default="default",
+                    help="run: Struct(F1)'s and Struct(01)'s epsilon, a number or X/L "
+                         "(X divided by the number of labels); Struct(Hl) keeps 0.1")
+    ap.add_argument("--learners", default="",
+                    help="run: only these config keys, comma-separated "
+                         "(e.g. struct_hamming,struct_f1)")
+    ap.add_argument("--against", default="",
+                    help="compare: results files of training variants, comma-separated")
+    ap.add_argument("--learner", default="Struct(F1)", help="compare: the row compared")
     ap.add_argument("--out", default="ssvm.parquet",
                     help="results file; report: several, comma-separated")
     args = ap.parse_args()
-    return {"run": run, "report": report, "real": real}[args.command](args) or 0
+    return {"run": run, "report": report, "real": real,
+            "compare": compare}[args.command](args) or 0
 
 
 if __name__ == "__main__":
