@@ -174,6 +174,21 @@ def test_strategies_by_name_with_options(tmp_path):
     assert (br.predict(ds.X).sum(axis=1) == 2).all()
 
 
+def test_a_learners_threshold_name_is_checked_when_it_is_built():
+    """An unknown strategy or option given to ``get_learner`` raises there, naming it,
+    not at the first ``fit``; the string "none" gets a hint towards ``None``."""
+    from mlw.plugins import UnknownNameError
+
+    with pytest.raises(UnknownNameError, match="unknown threshold 'bogus'.*known: "):
+        mlw.get_learner("br", threshold="bogus")
+    with pytest.raises(UnknownNameError, match="pass threshold=None, not a string"):
+        mlw.get_learner("br", threshold="none")
+    with pytest.raises(ValueError, match="threshold=abc: expected a number"):
+        mlw.get_learner("br", threshold="fixed:abc")
+    assert mlw.get_learner("br", threshold="fixed:0.3").threshold == "fixed:0.3"
+    assert mlw.get_learner("br", threshold=None).threshold is None
+
+
 @pytest.mark.parametrize("name", ["pcut_per_label", "scut", "rcut", "metalabeler"])
 def test_new_strategies_are_registered_estimators(name):
     from sklearn.base import clone

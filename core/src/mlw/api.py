@@ -41,12 +41,31 @@ def get_learner(name: str, *, seed: int | None = None, **params: Any) -> MultiLa
     if unknown:
         raise ValueError(f"learner {name!r} has no parameter {', '.join(map(repr, unknown))} "
                          f"(parameters: {', '.join(known) or 'none'})")
+    if isinstance(params.get("threshold"), str):
+        _check_threshold_name(params["threshold"])
     if seed is not None:
         target = next((p for p in SEED_PARAMS if p in known), None)
         if target is not None and target not in params:
             params[target] = seed
     learner: MultiLabelLearner = spec.create(**params)
     return learner
+
+
+def _check_threshold_name(text: str) -> None:
+    """A threshold given by name is checked when the learner is built, not at its
+    first ``fit``: an unknown name or option raises there and then (the strategy is
+    built again, fresh, by every fit). The string ``"none"`` is refused with a hint,
+    since the learner's own decision is the Python value ``None``."""
+    from mlw.learner import make_threshold
+    from mlw.plugins import UnknownNameError
+
+    try:
+        make_threshold(text)
+    except UnknownNameError as err:
+        if text.strip().lower() == "none":
+            raise UnknownNameError(f"unknown threshold {text!r}: for the learner's own "
+                                   f"decision pass threshold=None, not a string") from None
+        raise err from None
 
 
 def get_threshold(name: str, **options: Any) -> Any:
