@@ -18,11 +18,9 @@ import argparse
 import json
 import os
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+from bench_lcif_quality import load  # the same splits (IMDB-F: first 72,551 rows train)
 
 LEARNERS: list[tuple[str, str, dict[str, Any]]] = [
     ("feature kNN", "feature_knn", {"k_feat": 15}),
@@ -32,17 +30,6 @@ LEARNERS: list[tuple[str, str, dict[str, Any]]] = [
                                  "threshold_sample": None}),
     ("lcif2", "lcif2", {"k_ins": 15, "k_feat": 15, "lam": 0.5}),
 ]
-
-
-def load(name: str) -> tuple[Any, Any, Any, Any]:
-    import mlw
-
-    if name == "imdb":
-        d = mlw.load_dataset(str(DATA / "meka" / "Imdb.arff.bz2"))
-        return d.X[:72551], d.Y[:72551], d.X[72551:], d.Y[72551:]
-    tr = mlw.load_dataset(str(DATA / "mulan" / f"{name}-train.arff"))
-    te = mlw.load_dataset(str(DATA / "mulan" / f"{name}-test.arff"))
-    return tr.X, tr.Y, te.X, te.Y
 
 
 def main() -> None:
