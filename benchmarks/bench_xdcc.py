@@ -25,6 +25,7 @@ Peak resident memory of the process is printed at the end.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -100,7 +101,12 @@ def bench_generated() -> None:
                  if label == "xdcc" else "")
         print(f"  {label}{extra}: fit {fw:.2f}s wall {fc:.2f}s cpu; test subset "
               f"{q['subset_accuracy']:.4f} hamming {q['hamming_loss']:.4f} f1_example "
-              f"{q['f1_example']:.4f} empty {(P.sum(1) == 0).mean():.3f}")
+              f"{q['f1_example']:.4f} empty {(P.sum(1) == 0).mean():.3f}; load average "
+              f"{os.getloadavg()[0]:.1f}")
+        if label == "xdcc":   # chain prefixes = shorter chains (the chain's own decision)
+            f1 = [quality(Yte, D["cum"])["f1_example"] for D in model.staged_predict_all(Xte)]
+            print(f"  xdcc-cum own decision (threshold=None), test example F1 after rounds "
+                  f"1..{len(f1)}: {', '.join(f'{v:.4f}' for v in f1)}")
     r = out["xdcc"] / out["ml_xgb"]
     print(f"  xdcc / ml_xgb fit (cpu): {r:.2f} [target < 3: {'ok' if r < 3 else 'ABOVE'}]\n")
 

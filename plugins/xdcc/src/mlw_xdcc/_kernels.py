@@ -165,7 +165,8 @@ def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, 
                sr):
     """Best split of one node from its histogram ``hist`` (total_bins, W).
 
-    Scans, per feature in ``feats`` with a present value in the node, every cut with
+    Scans, per feature in ``feats`` with a present value in the node (the bins' counts
+    say which: a feature without is skipped before any pass over ``W``), every cut with
     missing values going right (the forward scan, which also tries "all present left,
     missing right") and, when the node has missing values for the feature, every cut
     with missing going left.  A candidate is valid when both children have rows and
@@ -197,7 +198,14 @@ def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, 
         f = feats[fi]
         o0 = feat_off[f]
         nb = feat_off[f + 1] - o0
-        has_missing = False
+        # rows of the node with a present value: none (a label-feature not yet
+        # propagated for them, an absent word) means no candidate, so skip the scans
+        present = 0.0
+        for b in range(nb):
+            present += hist[o0 + b, W - 1]
+        if present < 0.5:
+            continue
+        has_missing = n_total - present > 0.5
         for backward in range(2):
             if backward == 0:
                 # forward scan: missing goes right.  It runs over every bin: the last
@@ -270,10 +278,6 @@ def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, 
                 best_dl = backward == 1
                 for w in range(W):      # a loop: a slice copy compiles numba's shape
                     best_left[w] = acc[w]   # check and its error message (~4 s first run)
-            if backward == 0:
-                # acc holds the present rows' sums: the node has missing values for f
-                # when they count fewer rows than it has
-                has_missing = n_total - acc[W - 1] > 0.5
     return best_gain, best_f, best_b, best_dl
 
 
@@ -281,15 +285,15 @@ def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, 
 # histograms and row partitions
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def hist_dense(codes, feat_off, fmask, rows, start, end, GH, hist):
-    """Add the gradient rows of ``rows[start:end]`` into ``hist`` (dense codes)."""
-    d = codes.shape[1]
+def hist_dense(codes, feat_off, feats, rows, start, end, GH, hist):
+    """Add the gradient rows of ``rows[start:end]`` into ``hist`` (dense codes), for the
+    features ``feats`` only (a feature missing in every row is left out by the caller:
+    no loop over the chain's empty label-features)."""
     W = GH.shape[1]
     for k in range(start, end):
         r = rows[k]
-        for f in range(d):
-            if not fmask[f]:
-                continue
+        for fi in range(feats.shape[0]):
+            f = feats[fi]
             b = codes[r, f]
             if b != MISSING:
                 base = feat_off[f] + b
@@ -362,23 +366,25 @@ def _partition(codes, indptr, indices, bins, rows, start, end, f, b, dl, tmp):
 # growing one tree
 # --------------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def _build(codes, indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hist):
+def _build(codes, indptr, indices, bins, feat_off, fmask, feats, rows, start, end, GH,
+           hist):
     if codes is not None:
-        hist_dense(codes, feat_off, fmask, rows, start, end, GH, hist)
+        hist_dense(codes, feat_off, feats, rows, start, end, GH, hist)
     if indptr is not None:
         hist_sparse(indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hist)
 
 
 @njit(cache=True, inline="always")
-def _unbuild(codes, indptr, indices, bins, feat_off, fmask, rows, start, end, hist):
+def _unbuild(codes, indptr, indices, bins, feat_off, fmask, feats, rows, start, end, hist):
     """Zero exactly the histogram rows that the rows ``rows[start:end]`` touch."""
     W = hist.shape[1]
     if codes is not None:
         for k in range(start, end):
             r = rows[k]
-            for f in range(codes.shape[1]):
+            for fi in range(feats.shape[0]):
+                f = feats[fi]
                 b = codes[r, f]
-                if fmask[f] and b != MISSING:
+                if b != MISSING:
                     for w in range(W):
                         hist[feat_off[f] + b, w] = 0.0
     if indptr is not None:
@@ -411,6 +417,13 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
               L, max_depth, crit, lam, gamma, mcw, eta, pool, clean, tmp, sums,
               node_feat, node_bin, node_dl, node_left, node_right, node_gain, node_value):
     """Grow one tree depth-first (the same tree as level-wise growth: no leaf limit).
+
+    ``fmask`` marks the features drawn for the tree (``colsample_bytree``) and
+    ``feats`` those of them that have a present value in some training row: only
+    ``feats`` are binned into histograms and searched, while the number of drawn
+    features decides, as before, when a node's children are built from rows (so a
+    feature missing everywhere, like the chain's label-features before their label is
+    propagated, costs nothing and leaves the trees and their rounding as they were).
 
     Histograms live in a pool of buffers (``clean[s]``: buffer ``s`` is all zero; the
     flags persist across trees).  For a large node the smaller child is built from its
@@ -488,7 +501,7 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
         from_rows = st_rows[sp]
         if slot < 0:
             slot, n_free = _take_slot(pool, clean, free, n_free)
-            _build(codes, indptr, indices, bins, feat_off, fmask, rows, start, end,
+            _build(codes, indptr, indices, bins, feat_off, fmask, feats, rows, start, end,
                    GH, pool[slot])
         gain, f, b, dl = best_split(pool[slot], feat_off, feats, sums[nid], L, crit, lam,
                                     mcw, acc, left_sum, parent, sl, sr)
@@ -521,7 +534,7 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
         if not split or depth + 1 >= max_depth or direct:
             # the node's histogram is no longer needed: give the buffer back
             if from_rows:
-                _unbuild(codes, indptr, indices, bins, feat_off, fmask, rows, start,
+                _unbuild(codes, indptr, indices, bins, feat_off, fmask, feats, rows, start,
                          end, pool[slot])
                 clean[slot] = True
             free[n_free] = slot
@@ -547,7 +560,7 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
             s0, s1, small_node, big_node = start, mid, lc, rc
         else:
             s0, s1, small_node, big_node = mid, end, rc, lc
-        _build(codes, indptr, indices, bins, feat_off, fmask, rows, s0, s1, GH,
+        _build(codes, indptr, indices, bins, feat_off, fmask, feats, rows, s0, s1, GH,
                pool[small])
         big = pool[slot]
         sm = pool[small]

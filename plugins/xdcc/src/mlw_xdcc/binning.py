@@ -80,6 +80,17 @@ class BinnedMatrix:
     def total_bins(self) -> int:
         return int(self.feat_off[-1])
 
+    def present_features(self) -> np.ndarray:
+        """(d,) bool: the features with a present value in some row.  A feature
+        missing in every row (the chain's label-feature of a label no row has
+        propagated yet) can never be split on, so the booster leaves it out of its
+        histograms and split search."""
+        if self.dense:
+            return (self.codes != K.MISSING).any(axis=0)
+        out = np.zeros(self.n_features, dtype=np.bool_)
+        out[self.indices[self.bins != K.MISSING]] = True
+        return out
+
     def threshold(self, f: int, b: int) -> float:
         """The raw cut of "bin <= b goes left" on feature f (inf: all present go left)."""
         lo, hi = self.edge_off[f], self.edge_off[f + 1]

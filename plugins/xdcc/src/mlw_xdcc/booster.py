@@ -241,6 +241,7 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
     all_rows = (np.arange(n, dtype=np.int64) if w is None
                 else np.flatnonzero(w > 0).astype(np.int64))
     n_cols = max(1, int(round(params.colsample_bytree * d))) if d else 0
+    present = B.present_features()
     codes = CodeMatrix.of(B)
     for t in range(params.n_estimators):
         if params.subsample < 1.0:
@@ -253,6 +254,7 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
             feats = np.arange(d, dtype=np.int64)
         fmask = np.zeros(d, dtype=np.bool_)
         fmask[feats] = True
+        feats = feats[present[feats]]   # drawn as before; searched if ever present
         K.logistic_gradients(margin, Y, mask, GH)
         if w is not None:
             GH[:, :2 * L] *= w[:, None]
