@@ -4,6 +4,7 @@ iterative stratification, seed 0): `mc` (the paper's MAP, `top_label=False`) fit
 nine folds with each variant's parameters (e.g. `patience`, `validation_fraction`) and
 scored on the tenth: EMA, CLL-loss (sum over the fold), trees kept, C. One JSON line per
 (dataset, variant, fold), appended as it finishes, with its process CPU seconds.
+``--learner ctbn`` runs the single tree (the paper's SC) the same way.
 
     nice -n 5 python benchmarks/growth_stop_mctbn.py --dataset emotions \
         --variants '[{}, {"patience": 2}, {"validation_fraction": 0.3}]' \
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from map_check_mctbn import emit, load_full, protocol_folds
 
-from mlw_mctbn import MixtureOfCTBNs
+from mlw_mctbn import CTBN, MixtureOfCTBNs
 
 
 def main() -> None:
@@ -27,18 +28,21 @@ def main() -> None:
     ap.add_argument("--dataset", default="emotions")
     ap.add_argument("--folds", default=",".join(str(f) for f in range(10)))
     ap.add_argument("--variants", default="[{}]", help="JSON list of parameter dicts")
+    ap.add_argument("--learner", default="mc", choices=("mc", "ctbn"))
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
     ds = load_full(a.dataset)
     for f, tr, te in protocol_folds(ds, a.folds):
         for params in json.loads(a.variants):
             t0, w0 = time.process_time(), time.time()
-            m = MixtureOfCTBNs(top_label=False, **params).fit(ds.X[tr], ds.Y[tr])
+            cls = MixtureOfCTBNs if a.learner == "mc" else CTBN
+            m = cls(top_label=False, **params).fit(ds.X[tr], ds.Y[tr])
             P = m.predict(ds.X[te])
-            emit(a.out, dict(dataset=a.dataset, params=params, fold=f,
+            emit(a.out, dict(dataset=a.dataset, learner=a.learner, params=params, fold=f,
                              ema=float((P == ds.Y[te]).all(axis=1).mean()),
                              cll=float(-m.log_proba_of(ds.X[te], ds.Y[te]).sum()),
-                             n_trees=m.n_trees_, em_weights=m.em_weights_, C=m.C_), t0, w0)
+                             n_trees=m.n_trees_, em_weights=getattr(m, "em_weights_", None),
+                             C=m.C_), t0, w0)
 
 if __name__ == "__main__":
     main()

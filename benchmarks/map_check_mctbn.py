@@ -60,8 +60,9 @@ def all_vectors(d: int) -> np.ndarray:
     return ((np.arange(2 ** d)[:, None] >> np.arange(d)[None, :]) & 1).astype(np.uint8)
 
 
-def enumerated_map(model, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The exact mixture argmax of every row of the logits ``A`` (n, K, d), and its log P."""
+def enumerated_map(model, A: np.ndarray, Vp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The exact mixture argmax of every row of the logits ``A`` and their parent-1
+    changes ``Vp`` (each (n, K, d)), and its log P."""
     d = A.shape[2]
     V = all_vectors(d)
     log_lam = model._log_lam()
@@ -69,7 +70,8 @@ def enumerated_map(model, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     best_lp = np.empty(A.shape[0])
     for r in range(A.shape[0]):
         Ar = np.ascontiguousarray(np.repeat(A[r:r + 1], V.shape[0], axis=0))
-        lp = _kernels.mixture_log_proba(Ar, model.parent_coef_, model.parents_, log_lam, V)
+        Vr = np.ascontiguousarray(np.repeat(Vp[r:r + 1], V.shape[0], axis=0))
+        lp = _kernels.mixture_log_proba(Ar, Vr, model.parents_, log_lam, V)
         j = int(lp.argmax())
         best[r], best_lp[r] = V[j], lp[j]
     return best, best_lp
@@ -92,14 +94,14 @@ def main() -> None:
         fit_cpu = time.process_time() - c0
         te = te[: args.rows]
         Xte, Yte = ds.X[te], np.asarray(ds.Y[te])
-        A = model._logits(Xte)
+        A, Vp = model._logits(Xte)
         log_lam = model._log_lam()
-        Y_anneal = model._map_from_logits(A)
-        lp_anneal = _kernels.mixture_log_proba(A, model.parent_coef_, model.parents_, log_lam,
+        Y_anneal = model._map_from_logits(A, Vp)
+        lp_anneal = _kernels.mixture_log_proba(A, Vp, model.parents_, log_lam,
                                                np.ascontiguousarray(Y_anneal))
         model.n_anneal_iter = 0
-        Y_start = model._map_from_logits(A)
-        Y_exact, lp_exact = enumerated_map(model, A)
+        Y_start = model._map_from_logits(A, Vp)
+        Y_exact, lp_exact = enumerated_map(model, A, Vp)
         missed = lp_anneal < lp_exact - 1e-9
 
         def ema(Y, Yte=Yte):

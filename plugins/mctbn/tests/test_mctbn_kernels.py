@@ -30,8 +30,10 @@ def random_tree(rng: np.random.Generator, d: int) -> np.ndarray:
 
 
 def random_mixture(rng, n, K, d):
+    """Logits with the parent at 0 and their change at parent 1, both varying by row
+    (as a switching factor's; a parent-as-feature factor's V is constant over rows)."""
     A = rng.normal(scale=2.0, size=(n, K, d))
-    V = rng.normal(scale=3.0, size=(K, d))
+    V = rng.normal(scale=3.0, size=(n, K, d))
     parents = np.stack([random_tree(rng, d) for _ in range(K)])
     orders = np.stack([topological_order(p) for p in parents])
     lam = rng.dirichlet(np.ones(K))
@@ -47,18 +49,19 @@ def test_log_proba_marginals_map_against_enumeration(K, d):
     cand, cand_val = _kernels.tree_map(A, V, parents, orders)
     marg = _kernels.mixture_marginals(A, V, parents, orders, lam)
     for r in range(n):
-        Yall, P, ref_marg, _ = enumerate_instance(A[r], V, parents, lam)
+        Yall, P, ref_marg, _ = enumerate_instance(A[r], V[r], parents, lam)
         # the mixture sums to 1 over all 2^d vectors
         assert P.sum() == pytest.approx(1.0, abs=1e-12)
-        lp = _kernels.mixture_log_proba(np.repeat(A[r:r + 1], len(Ys), axis=0), V, parents,
+        lp = _kernels.mixture_log_proba(np.repeat(A[r:r + 1], len(Ys), axis=0),
+                                        np.repeat(V[r:r + 1], len(Ys), axis=0), parents,
                                         np.log(lam), Ys)
         np.testing.assert_allclose(np.exp(lp), P, rtol=1e-10, atol=1e-300)
         np.testing.assert_allclose(marg[r], ref_marg, rtol=1e-10, atol=1e-12)
         # per tree: max-sum MAP equals the enumerated argmax of that tree
         for k in range(K):
-            tree_lp = np.array([tree_log_proba(A[r, k], V[k], parents[k], y) for y in Ys])
+            tree_lp = np.array([tree_log_proba(A[r, k], V[r, k], parents[k], y) for y in Ys])
             assert cand_val[r, k] == pytest.approx(tree_lp.max(), abs=1e-10)
-            assert tree_log_proba(A[r, k], V[k], parents[k], cand[r, k]) == pytest.approx(
+            assert tree_log_proba(A[r, k], V[r, k], parents[k], cand[r, k]) == pytest.approx(
                 tree_lp.max(), abs=1e-10)
 
 
@@ -69,7 +72,8 @@ def test_component_log_proba_against_naive():
     comp = _kernels.component_log_proba(A, V, parents, Y)
     for r in range(6):
         for k in range(3):
-            assert comp[r, k] == pytest.approx(tree_log_proba(A[r, k], V[k], parents[k], Y[r]))
+            assert comp[r, k] == pytest.approx(tree_log_proba(A[r, k], V[r, k], parents[k],
+                                                              Y[r]))
 
 
 def test_annealing_finds_the_enumerated_mixture_map_in_most_seeds():
@@ -77,7 +81,7 @@ def test_annealing_finds_the_enumerated_mixture_map_in_most_seeds():
     n, K, d = 30, 4, 7
     A, V, parents, orders, lam = random_mixture(rng, n, K, d)
     ptr, ch = children_lists(parents)
-    truth = np.array([enumerate_instance(A[r], V, parents, lam)[3] for r in range(n)])
+    truth = np.array([enumerate_instance(A[r], V[r], parents, lam)[3] for r in range(n)])
     start = np.zeros((n, d), dtype=np.uint8)  # a poor start, to make the search work
     hits = []
     for seed in range(5):

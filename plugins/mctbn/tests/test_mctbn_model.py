@@ -70,6 +70,90 @@ def test_ctbn_map_is_exact(emotions):
     np.testing.assert_allclose(model.predict_proba(Xte), P @ Ys, rtol=1e-9, atol=1e-12)
 
 
+def _naive_log_proba(model, X, Y):
+    """log P(y | x) of every row straight from each factor's coefficients (a switching
+    factor: the regression of its parent's value), summed over the trees."""
+    X = np.asarray(X, dtype=np.float64)
+    out = np.empty(X.shape[0])
+    for r in range(X.shape[0]):
+        per_tree = []
+        for k in range(model.n_trees_):
+            total = 0.0
+            for i in range(model.n_labels_):
+                pa = model.parents_[k, i]
+                z = X[r] @ model.coef_[k, i] + model.intercept_[k, i]
+                if pa >= 0 and Y[r, pa] == 1:
+                    z += model.parent_coef_[k, i]
+                    if model.switch_coef_ is not None:
+                        z += X[r] @ model.switch_coef_[k, i] + model.switch_intercept_[k, i]
+                p1 = 1.0 / (1.0 + np.exp(-z))
+                total += np.log(p1 if Y[r, i] == 1 else 1.0 - p1)
+            per_tree.append(np.log(model.mixture_weights_[k]) + total)
+        out[r] = np.logaddexp.reduce(per_tree)
+    return out
+
+
+@pytest.mark.parametrize("factor", ["feature", "switching"])
+def test_factor_forms_against_enumeration(emotions, factor):
+    X, Y, Xte, Yte = emotions
+    for model in (CTBN(C=1.0, factor=factor).fit(X, Y),
+                  MixtureOfCTBNs(C=1.0, n_trees=2, em_max_iter=5, factor=factor).fit(X, Y)):
+        assert (model.switch_coef_ is None) == (factor == "feature")
+        np.testing.assert_allclose(model.log_proba_of(Xte, Yte),
+                                   _naive_log_proba(model, Xte, Yte), rtol=1e-9)
+        Ys, P = _enumerate(model, Xte)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-10)
+        np.testing.assert_allclose(model.predict_proba(Xte), P @ Ys, rtol=1e-9, atol=1e-12)
+        exact = Ys[P.argmax(axis=1)]
+        if isinstance(model, CTBN):  # max-sum: the exact MAP
+            np.testing.assert_array_equal(model.predict(Xte), exact)
+        else:
+            assert np.mean(np.all(model.predict(Xte) == exact, axis=1)) >= 0.95
+
+
+def test_switching_factor_is_one_regression_per_parent_value(emotions):
+    from sklearn.linear_model import LogisticRegression
+
+    X, Y, Xte, _ = emotions
+    model = CTBN(C=1.0, factor="switching").fit(X, Y)
+    scale = model.feature_scale_
+    child = int(np.flatnonzero(model.parents_[0] >= 0)[0])
+    pa = model.parents_[0, child]
+    for value in (0, 1):
+        rows = Y[:, pa] == value
+        ref = LogisticRegression(C=1.0, tol=1e-10, max_iter=10_000).fit(
+            X[rows] * scale, Y[rows, child])
+        z = Xte @ model.coef_[0, child] + model.intercept_[0, child]
+        if value:
+            z = z + Xte @ model.switch_coef_[0, child] + model.switch_intercept_[0, child]
+        np.testing.assert_allclose(1 / (1 + np.exp(-z)),
+                                   ref.predict_proba(Xte * scale)[:, 1], atol=2e-3)
+    # a root has one regression: no switch
+    root = int(np.flatnonzero(model.parents_[0] < 0)[0])
+    assert not model.switch_coef_[0, root].any() and model.switch_intercept_[0, root] == 0
+
+
+def test_em_with_switching_factors_never_decreases(emotions):
+    X, Y, _, _ = emotions
+    design = _logistic.Design.from_matrix(X)
+    Yd = np.ascontiguousarray(Y, dtype=np.uint8)
+    Yt = np.ascontiguousarray(Yd.T, dtype=np.float64)
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    lam = np.ones(6)
+    rng = np.random.default_rng(1)
+    trees = []
+    for _ in range(2):
+        w = rng.random(X.shape[0]) * 2
+        parent, _, theta = _learning.learn_structure(design, Yt, w, rows, lam, 0.3, rng, True)
+        assert theta.shape == (6, 2 * (design.m + 2))
+        trees.append((parent, _learning.fit_tree(design, Yt, parent, w, rows, lam, theta)))
+    mix = Mixture([t[0] for t in trees], [t[1] for t in trees], np.full(2, 0.5))
+    pen = np.array(_learning.em(design, X, Yd, Yt, mix, rows, lam, max_iter=10,
+                                tol=0.0).penalised)
+    assert np.all(np.diff(pen) >= -1e-8 * np.abs(pen[:-1])), np.diff(pen)
+    assert pen[-1] > pen[0]
+
+
 def test_em_never_decreases_the_penalised_log_likelihood(emotions):
     X, Y, _, _ = emotions
     design = _logistic.Design.from_matrix(X)

@@ -14,10 +14,12 @@ Logistic regression (one shared solver)
 
 Trees (CTBNs)
     A tree is ``parent`` (d,), ``-1`` for a root, and ``order`` (d,), a topological
-    order (parents first). Its factor ``i`` is P(y_i = 1 | x, y_parent) =
-    sigmoid(A[n, i] + V[i] * y_parent), with ``A = X W^T + b`` precomputed per tree.
-    A mixture stacks K trees: ``A`` (n, K, d), ``V`` (K, d), ``parents``/``orders``
-    (K, d), ``log_lam`` (K,).
+    order (parents first). Its factor ``i`` is P(y_i = 1 | x_n, y_parent) =
+    sigmoid(A[n, i] + V[n, i] * y_parent): the logit with the parent at 0 and its
+    change when the parent is 1, both precomputed per row and tree (a parent-as-feature
+    factor has the same V for every row; a switching factor's V is the difference of
+    its two logistic regressions' logits). A mixture stacks K trees: ``A`` and ``V``
+    (n, K, d), ``parents``/``orders`` (K, d), ``log_lam`` (K,).
 
 Maximum branching
     ``max_branching(W)`` is Chu-Liu/Edmonds on the complete graph with self-loop
@@ -263,7 +265,7 @@ def component_log_proba(A, V, parents, Y):
                 yp = 0.0
                 if pa >= 0:
                     yp = float(Y[r, pa])
-                acc += _log_factor(A[r, k, i], V[k, i], Y[r, i], yp)
+                acc += _log_factor(A[r, k, i], V[r, k, i], Y[r, i], yp)
             out[r, k] = acc
     return out
 
@@ -314,7 +316,7 @@ def mixture_marginals(A, V, parents, orders, lam):
                     q[i] = _sigmoid(a)
                 else:
                     qp = q[pa]
-                    q[i] = (1.0 - qp) * _sigmoid(a) + qp * _sigmoid(a + V[k, i])
+                    q[i] = (1.0 - qp) * _sigmoid(a) + qp * _sigmoid(a + V[r, k, i])
                 out[r, i] += lam[k] * q[i]
     return out
 
@@ -338,7 +340,7 @@ def tree_map(A, V, parents, orders):
             for t in range(d - 1, -1, -1):
                 i = orders[k, t]
                 a = A[r, k, i]
-                v = V[k, i]
+                v = V[r, k, i]
                 for yp in range(2):
                     s0 = _log_factor(a, v, 0, float(yp)) + child_sum[i, 0]
                     s1 = _log_factor(a, v, 1, float(yp)) + child_sum[i, 1]
@@ -415,7 +417,7 @@ def anneal_map(A, V, parents, ch_ptr, ch, log_lam, init, n_iter, t_start, t_end,
                 yp = 0.0
                 if pa >= 0:
                     yp = float(y[pa])
-                acc += _log_factor(A[r, k, i], V[k, i], y[i], yp)
+                acc += _log_factor(A[r, k, i], V[r, k, i], y[i], yp)
             comp[k] = log_lam[k] + acc
         cur = _logsumexp(comp)
         best_lp = cur
@@ -427,7 +429,7 @@ def anneal_map(A, V, parents, ch_ptr, ch, log_lam, init, n_iter, t_start, t_end,
             for t in range(d):
                 i = perm[t]
                 for k in range(K):
-                    newcomp[k] = comp[k] + _flip_delta(A[r, k], V[k], parents[k],
+                    newcomp[k] = comp[k] + _flip_delta(A[r, k], V[r, k], parents[k],
                                                        ch_ptr[k], ch[k], y, i)
                 new = _logsumexp(newcomp)
                 delta = new - cur

@@ -1,8 +1,12 @@
 """Learning CTBNs and their mixtures (Hong, Batal and Hauskrecht, CIKM 2014, Sec. 5).
 
-Trees are held as ``parent`` (d,) int arrays (-1: root) and ``theta`` (d, m + 2)
-arrays of scaled-space logistic-regression parameters (see :mod:`mlw_mctbn._logistic`).
-A mixture is a list of trees and the mixture coefficients ``lam``.
+Trees are held as ``parent`` (d,) int arrays (-1: root) and ``theta`` arrays of
+scaled-space logistic-regression parameters (see :mod:`mlw_mctbn._logistic`), one row
+per factor: (d, m + 2) for the parent-as-a-feature factor (one regression on x and the
+parent's value), (d, 2 (m + 2)) for the switching factor (one regression on x per value
+of the parent: the first half for parent 0, the second for parent 1; a root uses the
+first half, its second half a copy of it). A mixture is a list of trees and the
+mixture coefficients ``lam``.
 """
 
 from __future__ import annotations
@@ -52,26 +56,53 @@ def children_lists(parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ptr, ch
 
 
+def is_switching(design: Design, theta: np.ndarray) -> bool:
+    """Whether a tree's ``theta`` holds switching factors (two regressions each)."""
+    return theta.shape[-1] == 2 * (design.m + 2)
+
+
+def split_by(p: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` where the 0/1 column ``p`` is 0, and where it is 1."""
+    on = p[rows] == 1
+    return rows[~on], rows[on]
+
+
 def fit_tree(design: Design, Yt: np.ndarray, parent: np.ndarray, s: np.ndarray,
              rows: np.ndarray, lam: np.ndarray, theta: np.ndarray,
              max_iter: int = _logistic.MAX_ITER) -> np.ndarray:
-    """Fit every factor of the tree in place (warm start ``theta``) and return it."""
+    """Fit every factor of the tree in place (warm start ``theta``) and return it. A
+    switching factor fits its two regressions on the rows where the parent is 0 and
+    where it is 1."""
+    m2 = design.m + 2
+    switching = is_switching(design, theta)
     for i in range(Yt.shape[0]):
-        p = Yt[parent[i]] if parent[i] >= 0 else None
-        _logistic.fit(design, Yt[i], s, p, rows, lam[i], theta[i], max_iter)
+        if parent[i] < 0:
+            _logistic.fit(design, Yt[i], s, None, rows, lam[i], theta[i, :m2], max_iter)
+            if switching:
+                theta[i, m2:] = theta[i, :m2]
+        elif not switching:
+            _logistic.fit(design, Yt[i], s, Yt[parent[i]], rows, lam[i], theta[i], max_iter)
+        else:
+            for half, part in zip((theta[i, :m2], theta[i, m2:]),
+                                  split_by(Yt[parent[i]], rows), strict=True):
+                _logistic.fit(design, Yt[i], s, None, part, lam[i], half, max_iter)
     return theta
 
 
 def edge_weights(design: Design, Yt: np.ndarray, s: np.ndarray, train: np.ndarray,
-                 holdout: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                 holdout: np.ndarray, lam: np.ndarray,
+                 switching: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Sec. 5.3.1: ``W[j, i]`` the weighted conditional log-likelihood on ``holdout`` of
     Y_i given x and Y_j, fitted on ``train``; ``W[i, i]`` given x alone. Also returns
     the self-loop models (d, m + 2), each edge model having been warm-started from its
-    label's self-loop model."""
+    label's self-loop model. ``switching``: the edge model is two regressions on x,
+    fitted and scored on the rows where Y_j is 0 and where it is 1."""
     d = Yt.shape[0]
     W = np.full((d, d), _NO_EDGE)
     self_theta = np.zeros((d, design.m + 2))
     constant = np.array([_logistic.is_constant(Yt[i], s, train) for i in range(d)])
+    if switching:
+        parts = [split_by(Yt[j], train) + split_by(Yt[j], holdout) for j in range(d)]
     for i in range(d):
         _logistic.fit(design, Yt[i], s, None, train, lam[i], self_theta[i])
         W[i, i] = _logistic.log_lik(design, self_theta[i], Yt[i], s, None, holdout)
@@ -80,6 +111,14 @@ def edge_weights(design: Design, Yt: np.ndarray, s: np.ndarray, train: np.ndarra
         for j in range(d):
             if j == i or constant[j]:
                 continue
+            if switching:
+                tr0, tr1, h0, h1 = parts[j]
+                W[j, i] = 0.0
+                for fit_rows, score_rows in ((tr0, h0), (tr1, h1)):
+                    theta = self_theta[i].copy()
+                    _logistic.fit(design, Yt[i], s, None, fit_rows, lam[i], theta)
+                    W[j, i] += _logistic.log_lik(design, theta, Yt[i], s, None, score_rows)
+                continue
             theta = self_theta[i].copy()
             _logistic.fit(design, Yt[i], s, Yt[j], train, lam[i], theta)
             W[j, i] = _logistic.log_lik(design, theta, Yt[i], s, Yt[j], holdout)
@@ -87,11 +126,12 @@ def edge_weights(design: Design, Yt: np.ndarray, s: np.ndarray, train: np.ndarra
 
 
 def learn_structure(design: Design, Yt: np.ndarray, s: np.ndarray, rows: np.ndarray,
-                    lam: np.ndarray, holdout_fraction: float,
-                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    lam: np.ndarray, holdout_fraction: float, rng: np.random.Generator,
+                    switching: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The maximum-branching CTBN structure on weighted ``rows`` (Sec. 5.3.1): a random
     ``holdout_fraction`` of them scores the edges, the rest fits the edge models.
-    Returns ``(parent, W, self-loop models)``."""
+    Returns ``(parent, W, warm start)``: the self-loop models, as the tree's ``theta``
+    (both halves of a switching factor start from them)."""
     perm = rng.permutation(rows)
     n_h = max(1, int(round(holdout_fraction * rows.shape[0])))
     if rows.shape[0] < 2:
@@ -99,8 +139,10 @@ def learn_structure(design: Design, Yt: np.ndarray, s: np.ndarray, rows: np.ndar
     else:
         n_h = min(n_h, rows.shape[0] - 1)
         holdout, train = np.sort(perm[:n_h]), np.sort(perm[n_h:])
-    W, self_theta = edge_weights(design, Yt, s, train, holdout, lam)
+    W, self_theta = edge_weights(design, Yt, s, train, holdout, lam, switching)
     parent = _kernels.max_branching(W)
+    if switching:
+        self_theta = np.hstack([self_theta, self_theta])
     return parent, W, self_theta
 
 
@@ -120,28 +162,64 @@ class Mixture:
     def K(self) -> int:
         return len(self.parents)
 
-    def stacked(self, design: Design) -> tuple[np.ndarray, ...]:
-        """``(W (K, d, m) in the original feature space, V (K, d), b (K, d),
-        parents (K, d))``."""
+    def stacked(self, design: Design) -> Stacked:
+        """The factors' coefficients in the original feature space."""
         T = np.stack(self.thetas)
-        m = design.m
-        return (T[:, :, :m] * design.scale, np.ascontiguousarray(T[:, :, m]),
-                np.ascontiguousarray(T[:, :, m + 1]), np.stack(self.parents))
+        P = np.stack(self.parents)
+        m, m2 = design.m, design.m + 2
+        if not is_switching(design, T):
+            return Stacked(T[:, :, :m] * design.scale, np.ascontiguousarray(T[:, :, m]),
+                           np.ascontiguousarray(T[:, :, m + 1]), P)
+        # switching: the parent-0 regression, and the change of the logit at parent 1
+        D = T[:, :, m2:] - T[:, :, :m2]
+        D[P < 0] = 0.0
+        return Stacked(T[:, :, :m] * design.scale, np.zeros(P.shape),
+                       np.ascontiguousarray(T[:, :, m + 1]), P, D[:, :, :m] * design.scale,
+                       np.ascontiguousarray(D[:, :, m + 1]))
 
 
-def logits(X, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
-    """``A[n, k, i] = x_n . coef[k, i] + intercept[k, i]``, shape (n, K, d)."""
+@dataclass
+class Stacked:
+    """K trees' factors, logit(n, k, i) = x_n . coef[k, i] + intercept[k, i]
+    + y_parent (parent_coef[k, i] + x_n . switch_coef[k, i] + switch_intercept[k, i])
+    (switch_*: None for parent-as-a-feature factors)."""
+
+    coef: np.ndarray
+    parent_coef: np.ndarray
+    intercept: np.ndarray
+    parents: np.ndarray
+    switch_coef: np.ndarray | None = None
+    switch_intercept: np.ndarray | None = None
+
+    def logits(self, X) -> tuple[np.ndarray, np.ndarray]:
+        return logits(X, self.coef, self.intercept, self.parent_coef, self.switch_coef,
+                      self.switch_intercept)
+
+
+def logits(X, coef: np.ndarray, intercept: np.ndarray, parent_coef: np.ndarray,
+           switch_coef: np.ndarray | None = None,
+           switch_intercept: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels' ``A[n, k, i] = x_n . coef[k, i] + intercept[k, i]`` and
+    ``V[n, k, i] = parent_coef[k, i] (+ x_n . switch_coef[k, i] + switch_intercept[k, i])``,
+    each of shape (n, K, d)."""
     K, d, m = coef.shape
-    A = np.asarray(X @ coef.reshape(K * d, m).T).reshape(X.shape[0], K, d)
-    return np.ascontiguousarray(A + intercept[None, :, :])
+    n = X.shape[0]
+    if switch_coef is None:
+        A = np.asarray(X @ coef.reshape(K * d, m).T).reshape(n, K, d)
+        V = np.broadcast_to(parent_coef[None, :, :], (n, K, d))
+        return np.ascontiguousarray(A + intercept[None, :, :]), np.ascontiguousarray(V)
+    both = np.concatenate([coef.reshape(K * d, m), switch_coef.reshape(K * d, m)])
+    AV = np.asarray(X @ both.T).reshape(n, 2, K, d)
+    return (np.ascontiguousarray(AV[:, 0] + intercept[None, :, :]),
+            np.ascontiguousarray(AV[:, 1] + (parent_coef + switch_intercept)[None, :, :]))
 
 
 def component_log_proba(design: Design, X, mix: Mixture, Y: np.ndarray,
                         rows: np.ndarray) -> np.ndarray:
     """log P(y_n | x_n, T_k) for ``rows``, shape (len(rows), K)."""
-    coef, V, b, parents = mix.stacked(design)
-    A = logits(X[rows], coef, b)
-    return _kernels.component_log_proba(A, V, parents, Y[rows])
+    st = mix.stacked(design)
+    A, V = st.logits(X[rows])
+    return _kernels.component_log_proba(A, V, st.parents, Y[rows])
 
 
 def mixture_log_lik(design: Design, X, mix: Mixture, Y: np.ndarray,
@@ -154,10 +232,14 @@ def mixture_log_lik(design: Design, X, mix: Mixture, Y: np.ndarray,
 
 
 def penalty(mix: Mixture, lam: np.ndarray, m: int) -> float:
-    """sum_k sum_i lam_i / 2 (|w_ki|^2 + v_ki^2): the L2 terms of the M-step."""
+    """sum_k sum_i lam_i / 2 (|w_ki|^2 + v_ki^2): the L2 terms of the M-step (a
+    switching factor: both regressions' |w|^2, a root's once)."""
     total = 0.0
-    for theta in mix.thetas:
-        total += float(0.5 * (lam * (theta[:, : m + 1] ** 2).sum(axis=1)).sum())
+    for parent, theta in zip(mix.parents, mix.thetas, strict=True):
+        sq = (theta[:, : m + 1] ** 2).sum(axis=1)
+        if theta.shape[1] == 2 * (m + 2):
+            sq = sq + np.where(parent >= 0, (theta[:, m + 2: 2 * m + 3] ** 2).sum(axis=1), 0.0)
+        total += float(0.5 * (lam * sq).sum())
     return total
 
 

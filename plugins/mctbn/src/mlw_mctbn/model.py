@@ -103,59 +103,72 @@ class _TreeMixtureLearner(MultiLabelLearner):
         return grid[i]
 
     # -- the fitted model as arrays ----------------------------------------------------------
+    def _check_factor(self) -> bool:
+        """Whether the factors are switching (``factor="switching"``)."""
+        check_param("factor", self.factor, str, choices=("feature", "switching"))
+        return self.factor == "switching"
+
     def _store(self, design: _logistic.Design, mix: Mixture) -> None:
         self.feature_scale_ = design.scale
-        coef, V, b, parents = mix.stacked(design)
-        self.coef_ = coef
-        self.parent_coef_ = V
-        self.intercept_ = b
-        self.parents_ = parents.astype(np.int64)
-        self.orders_ = np.stack([_learning.topological_order(p) for p in mix.parents])
-        self.children_ptr_, self.children_ = _learning.children_lists(self.parents_)
-        self.mixture_weights_ = np.asarray(mix.lam, dtype=np.float64).copy()
-        self.n_trees_ = int(mix.K)
+        self._set_trees(mix.stacked(design), mix.lam)
 
-    def _logits(self, X: Any) -> np.ndarray:
-        return _learning.logits(X, self.coef_, self.intercept_)
+    def _set_trees(self, st: _learning.Stacked, lam: np.ndarray) -> None:
+        self.coef_ = st.coef
+        self.parent_coef_ = st.parent_coef
+        self.intercept_ = st.intercept
+        self.switch_coef_ = st.switch_coef
+        self.switch_intercept_ = st.switch_intercept
+        self.parents_ = st.parents.astype(np.int64)
+        self.orders_ = np.stack([_learning.topological_order(p) for p in self.parents_])
+        self.children_ptr_, self.children_ = _learning.children_lists(self.parents_)
+        self.mixture_weights_ = np.asarray(lam, dtype=np.float64).copy()
+        self.n_trees_ = int(self.parents_.shape[0])
+
+    def _logits(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The kernels' ``(A, V)``, each (n, K, d): every factor's logit with the
+        parent at 0, and its change when the parent is 1."""
+        return _learning.logits(X, self.coef_, self.intercept_, self.parent_coef_,
+                                getattr(self, "switch_coef_", None),
+                                getattr(self, "switch_intercept_", None))
 
     def _log_lam(self) -> np.ndarray:
         with np.errstate(divide="ignore"):
             return np.log(self.mixture_weights_)
 
     # -- inference ------------------------------------------------------------------------------
-    def _map_from_logits(self, A: np.ndarray) -> np.ndarray:
-        cand, _ = _kernels.tree_map(A, self.parent_coef_, self.parents_, self.orders_)
+    def _map_from_logits(self, A: np.ndarray, V: np.ndarray) -> np.ndarray:
+        cand, _ = _kernels.tree_map(A, V, self.parents_, self.orders_)
         if self.n_trees_ == 1:
             return np.ascontiguousarray(cand[:, 0, :])
         log_lam = self._log_lam()
         scores = np.column_stack([
-            _kernels.mixture_log_proba(A, self.parent_coef_, self.parents_, log_lam,
+            _kernels.mixture_log_proba(A, V, self.parents_, log_lam,
                                        np.ascontiguousarray(cand[:, k, :]))
             for k in range(self.n_trees_)])
         start = np.ascontiguousarray(cand[np.arange(A.shape[0]), scores.argmax(axis=1), :])
         if self.n_anneal_iter == 0:
             return start
-        Y, _ = _kernels.anneal_map(A, self.parent_coef_, self.parents_, self.children_ptr_,
+        Y, _ = _kernels.anneal_map(A, V, self.parents_, self.children_ptr_,
                                    self.children_, log_lam, start, int(self.n_anneal_iter),
                                    float(self.anneal_t_start), float(self.anneal_t_end),
                                    self._seed())
         return Y
 
-    def _marginals_from_logits(self, A: np.ndarray) -> np.ndarray:
-        return _kernels.mixture_marginals(A, self.parent_coef_, self.parents_, self.orders_,
+    def _marginals_from_logits(self, A: np.ndarray, V: np.ndarray) -> np.ndarray:
+        return _kernels.mixture_marginals(A, V, self.parents_, self.orders_,
                                           self.mixture_weights_)
 
     def _predict(self, X: Any) -> np.ndarray:
-        return self._map_from_logits(self._logits(X))
+        return self._map_from_logits(*self._logits(X))
 
     def _predict_proba(self, X: Any) -> np.ndarray:
-        return self._marginals_from_logits(self._logits(X))
+        return self._marginals_from_logits(*self._logits(X))
 
     def _predict_with_scores(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """The MAP label sets and the exact marginals from one pass over ``X`` (the
         logits are computed once)."""
-        A = self._logits(X)
-        return self._map_from_logits(A), self._marginals_from_logits(A)
+        AV = self._logits(X)
+        return self._map_from_logits(*AV), self._marginals_from_logits(*AV)
 
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """Exact log P(y | x) = log sum_k lam_k prod_i P(y_i | x, y_parent_k(i)),
@@ -163,8 +176,8 @@ class _TreeMixtureLearner(MultiLabelLearner):
         check_is_fitted(self, "n_labels_")
         X = self._validate_X(X, reset=False)
         Y = _dense_labels(check_Y(Y, n_rows=X.shape[0], n_labels=self.n_labels_))
-        return _kernels.mixture_log_proba(self._logits(X), self.parent_coef_, self.parents_,
-                                          self._log_lam(), Y)
+        A, V = self._logits(X)
+        return _kernels.mixture_log_proba(A, V, self.parents_, self._log_lam(), Y)
 
     def to_text(self) -> str:
         """The trees: each label's parent, per tree, with the mixture weights."""
@@ -208,13 +221,21 @@ class CTBN(_TreeMixtureLearner):
         training label sets are empty; ``False`` is the paper's MAP alone, which left
         3-12% of the test rows empty on data where none is (issue 19,
         ``docs/thresholds.md``).
+    factor : {"feature", "switching"}
+        The form of P(y_i | x, y_parent): ``"feature"`` (default), one logistic
+        regression on x and the parent's 0/1 value; ``"switching"``, one logistic
+        regression on x per value of the parent (the authors' released code), each
+        fitted on the rows with that parent value.
 
     Attributes
     ----------
     parents_ : ndarray (1, d)
         Each label's parent label, -1 for a root.
-    coef_, parent_coef_, intercept_ : ndarray
-        Factor i: logit = x . coef_[0, i] + parent_coef_[0, i] * y_parent + intercept_[0, i].
+    coef_, parent_coef_, intercept_, switch_coef_, switch_intercept_ : ndarray
+        Factor i: logit = x . coef_[0, i] + intercept_[0, i] + y_parent
+        (parent_coef_[0, i] + x . switch_coef_[0, i] + switch_intercept_[0, i]); the
+        switch_* are None for ``factor="feature"``, parent_coef_ zero for
+        ``"switching"`` (whose regression at parent 1 is coef_ + switch_coef_).
     C_ : float
         The C used.
     C_search_ : dict
@@ -241,8 +262,10 @@ class CTBN(_TreeMixtureLearner):
 
     def __init__(self, *, C: float | None = None, Cs: tuple[float, ...] = DEFAULT_CS,
                  holdout_fraction: float = 0.3, validation_fraction: float = 0.2,
-                 random_state: int | None = 0, top_label: bool | str = "auto") -> None:
+                 random_state: int | None = 0, top_label: bool | str = "auto",
+                 factor: str = "feature") -> None:
         self.top_label = top_label
+        self.factor = factor
         self.C = C
         self.Cs = Cs
         self.holdout_fraction = holdout_fraction
@@ -251,6 +274,7 @@ class CTBN(_TreeMixtureLearner):
 
     def _fit(self, X: Any, Y: Any) -> None:
         self._check_common()
+        sw = self._check_factor()
         Yd = _dense_labels(Y)
         Yt = np.ascontiguousarray(Yd.T, dtype=np.float64)
         design = _logistic.Design.from_matrix(X)
@@ -262,7 +286,8 @@ class CTBN(_TreeMixtureLearner):
         def score(C: float) -> float:
             lam = np.full(d, 1.0 / C)
             rng = np.random.default_rng(self._seed() + 1)
-            parent, _, theta = _learning.learn_structure(design, Yt, ones, tr, lam, hold, rng)
+            parent, _, theta = _learning.learn_structure(design, Yt, ones, tr, lam, hold, rng,
+                                                         sw)
             _learning.fit_tree(design, Yt, parent, ones, tr, lam, theta)
             mix = Mixture([parent], [theta], np.ones(1))
             return float(_learning.mixture_log_lik(design, X, mix, Yd, val).mean()) \
@@ -272,7 +297,8 @@ class CTBN(_TreeMixtureLearner):
         lam = np.full(d, 1.0 / self.C_)
         rows = np.arange(design.n, dtype=np.int64)
         rng = np.random.default_rng(self._seed() + 1)
-        parent, W, theta = _learning.learn_structure(design, Yt, ones, rows, lam, hold, rng)
+        parent, W, theta = _learning.learn_structure(design, Yt, ones, rows, lam, hold, rng,
+                                                     sw)
         _learning.fit_tree(design, Yt, parent, ones, rows, lam, theta)
         self.edge_weights_ = W
         self._store(design, Mixture([parent], [theta], np.ones(1)))
@@ -338,6 +364,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         the signal of Sec. 5.3.2 (about twice the growth's cost).
     top_label : bool or "auto"
         As for :class:`CTBN`: the core's top-label rule on the (annealed) MAP.
+    factor : {"feature", "switching"}
+        As for :class:`CTBN`.
 
     Attributes
     ----------
@@ -345,7 +373,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         Trees in the fitted mixture.
     mixture_weights_ : ndarray (K,)
         lam_k.
-    parents_, coef_, parent_coef_, intercept_ : ndarray
+    parents_, coef_, parent_coef_, intercept_, switch_coef_, switch_intercept_ : ndarray
         Per tree, as for :class:`CTBN`.
     validation_curve_ : list of float
         Mean validation log P(y | x) after each tree was added (``patience`` more
@@ -380,8 +408,9 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                  anneal_t_start: float = 1.0, anneal_t_end: float = 0.05,
                  keep_path: bool = False, random_state: int | None = 0,
                  em_weights: str = "auto", patience: int = 2,
-                 top_label: bool | str = "auto") -> None:
+                 top_label: bool | str = "auto", factor: str = "feature") -> None:
         self.top_label = top_label
+        self.factor = factor
         self.patience = patience
         self.C = C
         self.Cs = Cs
@@ -411,6 +440,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         check_param("patience", self.patience, int, low=1)
         check_param("em_weights", self.em_weights, str,
                     choices=("auto", "gamma", "normalised"))
+        self._check_factor()
 
     def _fit(self, X: Any, Y: Any) -> None:
         self._check_params()
@@ -467,7 +497,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         rng = np.random.default_rng(self._seed() + 1)
         ones = np.ones(design.n)
         parent, _, theta = _learning.learn_structure(design, Yt, ones, tr, lam,
-                                                     float(self.holdout_fraction), rng)
+                                                     float(self.holdout_fraction), rng,
+                                                     self.factor == "switching")
         _learning.fit_tree(design, Yt, parent, ones, tr, lam, theta)
         return Mixture([parent], [theta], np.ones(1))
 
@@ -499,7 +530,8 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                 why = "weights all zero"
                 break
             omega[tr] *= tr.shape[0] / total
-            parent, _, theta = _learning.learn_structure(design, Yt, omega, tr, lam, hold, rng)
+            parent, _, theta = _learning.learn_structure(design, Yt, omega, tr, lam, hold, rng,
+                                                         self.factor == "switching")
             _learning.fit_tree(design, Yt, parent, omega, tr, lam, theta)
             K = mix.K + 1
             cand = Mixture(mix.parents + [parent], mix.thetas + [theta],
@@ -530,14 +562,9 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         if self.path_ is None:
             raise ValueError("staged_models needs keep_path=True at fit time")
         out = []
-        for (coef, V, b, parents), lam in self.path_:
+        for st, lam in self.path_:
             m = copy.copy(self)
-            m.coef_, m.parent_coef_, m.intercept_ = coef, V, b
-            m.parents_ = parents.astype(np.int64)
-            m.orders_ = np.stack([_learning.topological_order(p) for p in parents])
-            m.children_ptr_, m.children_ = _learning.children_lists(m.parents_)
-            m.mixture_weights_ = lam
-            m.n_trees_ = int(parents.shape[0])
+            m._set_trees(st, lam)
             out.append(m)
         return out
 
