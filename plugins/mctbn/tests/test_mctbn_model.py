@@ -133,21 +133,29 @@ def test_switching_factor_is_one_regression_per_parent_value(emotions):
     assert not model.switch_coef_[0, root].any() and model.switch_intercept_[0, root] == 0
 
 
-def test_em_with_switching_factors_never_decreases(emotions):
-    X, Y, _, _ = emotions
+def _random_trees(X, Y, K, seed, switching=False):
+    """K trees learned and fitted on random instance weights of all the rows, as an
+    equal-weight mixture, with the arrays EM takes."""
     design = _logistic.Design.from_matrix(X)
     Yd = np.ascontiguousarray(Y, dtype=np.uint8)
     Yt = np.ascontiguousarray(Yd.T, dtype=np.float64)
     rows = np.arange(X.shape[0], dtype=np.int64)
-    lam = np.ones(6)
-    rng = np.random.default_rng(1)
-    trees = []
-    for _ in range(2):
+    lam = np.ones(Yd.shape[1])
+    rng = np.random.default_rng(seed)
+    parents, thetas = [], []
+    for _ in range(K):
         w = rng.random(X.shape[0]) * 2
-        parent, _, theta = _learning.learn_structure(design, Yt, w, rows, lam, 0.3, rng, True)
-        assert theta.shape == (6, 2 * (design.m + 2))
-        trees.append((parent, _learning.fit_tree(design, Yt, parent, w, rows, lam, theta)))
-    mix = Mixture([t[0] for t in trees], [t[1] for t in trees], np.full(2, 0.5))
+        parent, _, theta = _learning.learn_structure(design, Yt, w, rows, lam, 0.3, rng,
+                                                     switching)
+        parents.append(parent)
+        thetas.append(_learning.fit_tree(design, Yt, parent, w, rows, lam, theta))
+    return design, Yd, Yt, rows, lam, Mixture(parents, thetas, np.full(K, 1 / K))
+
+
+def test_em_with_switching_factors_never_decreases(emotions):
+    X, Y, _, _ = emotions
+    design, Yd, Yt, rows, lam, mix = _random_trees(X, Y, 2, 1, switching=True)
+    assert mix.thetas[0].shape == (6, 2 * (design.m + 2))
     pen = np.array(_learning.em(design, X, Yd, Yt, mix, rows, lam, max_iter=10,
                                 tol=0.0).penalised)
     assert np.all(np.diff(pen) >= -1e-8 * np.abs(pen[:-1])), np.diff(pen)
@@ -156,18 +164,8 @@ def test_em_with_switching_factors_never_decreases(emotions):
 
 def test_em_never_decreases_the_penalised_log_likelihood(emotions):
     X, Y, _, _ = emotions
-    design = _logistic.Design.from_matrix(X)
-    Yd = np.ascontiguousarray(Y, dtype=np.uint8)
-    Yt = np.ascontiguousarray(Yd.T, dtype=np.float64)
-    rows = np.arange(X.shape[0], dtype=np.int64)
-    lam = np.ones(6)
-    rng = np.random.default_rng(0)
-    trees = []
-    for _ in range(3):  # three different structures, factors fitted on random weights
-        w = rng.random(X.shape[0]) * 2
-        parent, _, theta = _learning.learn_structure(design, Yt, w, rows, lam, 0.3, rng)
-        trees.append((parent, _learning.fit_tree(design, Yt, parent, w, rows, lam, theta)))
-    mix = Mixture([t[0] for t in trees], [t[1] for t in trees], np.full(3, 1 / 3))
+    # three different structures, factors fitted on random weights
+    design, Yd, Yt, rows, lam, mix = _random_trees(X, Y, 3, 0)
     start = mix.copy()
     trace = _learning.em(design, X, Yd, Yt, mix, rows, lam, max_iter=20, tol=0.0)
     pen = np.array(trace.penalised)
