@@ -16,28 +16,49 @@ def data():
     return X, Y
 
 
+@pytest.mark.parametrize("factor", ["feature", "switching"])
 @pytest.mark.parametrize("value", [0, 1])
-def test_a_constant_label_gets_the_smoothed_prior_and_no_edges(data, value):
+def test_a_constant_label_gets_the_smoothed_prior_and_no_edges(data, value, factor):
     X, Y = data
     Y = Y.copy()
     Y[:, 1] = value
-    for model in (CTBN(C=1.0).fit(X, Y), MixtureOfCTBNs(C=1.0, n_trees=2).fit(X, Y)):
+    for model in (CTBN(C=1.0, factor=factor).fit(X, Y),
+                  MixtureOfCTBNs(C=1.0, n_trees=2, factor=factor).fit(X, Y)):
         assert np.all(model.parents_[:, 1] == -1) and 1 not in model.parents_
         np.testing.assert_array_equal(model.coef_[:, 1], 0.0)
+        if factor == "switching":
+            np.testing.assert_array_equal(model.switch_coef_[:, 1], 0.0)
         p1 = model.predict_proba(X)[:, 1]
         assert np.all(p1 == p1[0]) and (p1[0] > 0.95 if value else p1[0] < 0.05)
         assert np.all(model.predict(X)[:, 1] == value)
         assert np.all(np.isfinite(model.log_proba_of(X, 1 - Y)))
 
 
-def test_one_label(data):
+@pytest.mark.parametrize("factor", ["feature", "switching"])
+def test_one_label(data, factor):
     X, Y = data
-    for model in (CTBN().fit(X, Y[:, :1]), MixtureOfCTBNs(n_trees=2).fit(X, Y[:, :1])):
+    for model in (CTBN(factor=factor).fit(X, Y[:, :1]),
+                  MixtureOfCTBNs(n_trees=2, factor=factor).fit(X, Y[:, :1])):
         assert model.parents_.shape[1] == 1 and np.all(model.parents_ == -1)
         P = model.predict_proba(X)
         lp1 = model.log_proba_of(X, np.ones((120, 1), dtype=int))
         np.testing.assert_allclose(np.exp(lp1), P[:, 0], rtol=1e-10)
         np.testing.assert_array_equal(model.predict(X)[:, 0], P[:, 0] > 0.5)
+
+
+def test_switching_child_constant_under_one_parent_value():
+    # y_1 = 1 whenever y_0 = 1: the parent-1 regression of y_1 has a constant target,
+    # so it is the smoothed prior (k + 1) / (n + 2) of those rows (documented behaviour)
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    y0 = (X[:, 0] > 0.3).astype(int)
+    y1 = np.where(y0 == 1, 1, (X[:, 1] > 0).astype(int))
+    model = CTBN(C=1.0, factor="switching").fit(X, np.column_stack([y0, y1]))
+    assert model.parents_[0, 1] == 0
+    on = np.column_stack([np.ones(200, dtype=int), np.ones(200, dtype=int)])
+    k = int(y0.sum())
+    p = np.exp(model.log_proba_of(X, on) - model.log_proba_of(X, on * [1, 0]))
+    np.testing.assert_allclose(p / (1 + p), (k + 1) / (k + 2), rtol=1e-12)
 
 
 def test_all_zero_weights():
@@ -78,11 +99,19 @@ def test_nan_in_X_is_a_one_line_error(data):
     ({"n_anneal_iter": -1}, "parameter 'n_anneal_iter' must be an integer >= 0"),
     ({"em_tol": float("nan")}, "parameter 'em_tol' must be a number >= 0"),
     ({"em_weights": "uniform"}, "parameter 'em_weights' must be a string one of"),
+    ({"factor": "switch"}, "parameter 'factor' must be a string one of"),
 ])
 def test_bad_parameters(data, params, message):
     X, Y = data
     with pytest.raises(ValueError, match=message):
         MixtureOfCTBNs(**params).fit(X, Y)
+
+
+def test_bad_factor_for_ctbn(data):
+    X, Y = data
+    with pytest.raises(ValueError, match="parameter 'factor' must be a string one of") as err:
+        CTBN(factor="both").fit(X, Y)
+    assert "\n" not in str(err.value)
 
 
 def test_cli_style_grid(data):
