@@ -2,7 +2,8 @@
 paper's protocol (examples/papers/mctbn.toml: train and test files joined, 10 folds by
 iterative stratification, seed 0): `mc` (the paper's MAP, `top_label=False`) fitted on
 nine folds with each variant's parameters (e.g. `patience`, `validation_fraction`) and
-scored on the tenth: EMA, CLL-loss (sum over the fold), trees kept, C. One JSON line per
+scored on the tenth: EMA, CLL-loss (sum over the fold), trees kept, C, the validation
+log-likelihood of each C searched and the growth's validation curve. One JSON line per
 (dataset, variant, fold), appended as it finishes, with its process CPU seconds.
 ``--learner ctbn`` runs the single tree (the paper's SC) the same way.
 
@@ -42,7 +43,8 @@ def main() -> None:
                              ema=float((P == ds.Y[te]).all(axis=1).mean()),
                              cll=float(-m.log_proba_of(ds.X[te], ds.Y[te]).sum()),
                              n_trees=m.n_trees_, em_weights=getattr(m, "em_weights_", None),
-                             C=m.C_), t0, w0)
+                             C=m.C_, C_search=m.C_search_,
+                             curve=getattr(m, "validation_curve_", None)), t0, w0)
 
 if __name__ == "__main__":
     main()
