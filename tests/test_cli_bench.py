@@ -12,6 +12,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import polars as pl
 import pytest
 from typer.testing import CliRunner
 
@@ -131,6 +132,14 @@ def test_report_writes_markdown_self_contained_html_and_figures(tmp_path) -> Non
     assert bad.exit_code == 2 and "nosuch" in bad.stderr
     missing = invoke("report", str(tmp_path / "none.parquet"), "--out", str(report))
     assert missing.exit_code == 2 and "no such results file" in missing.stderr
+    # fit times are CPU seconds; a store written before fit_cpu_seconds existed says wall
+    assert "### Fit CPU seconds (mean over folds)" in md
+    old = tmp_path / "old.parquet"
+    pl.read_parquet(out).drop("fit_cpu_seconds").write_parquet(old)
+    assert invoke("report", str(old), "--out", str(tmp_path / "old")).exit_code == 0
+    old_md = (tmp_path / "old" / "report.md").read_text()
+    assert "### Fit seconds (wall clock, mean over folds)" in old_md
+    assert "Fit CPU seconds" not in old_md
 
 
 def test_a_learner_scored_on_some_metrics_does_not_empty_the_others(tmp_path) -> None:

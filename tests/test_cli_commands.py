@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -185,7 +186,10 @@ def test_fit_table_goes_to_stdout_without_json(install_plugins) -> None:
     assert lines[0] == ("fixture_prior on emotions: train emotions-train, test emotions-test")
     assert any(line.split()[1:3] == ["hamming_loss", "0.3218"] or
                ("hamming_loss" in line and "lower" in line) for line in lines)
-    assert lines[-1].startswith("391 train / 202 test instances, 72 features, 6 labels")
+    assert lines[-2].startswith("391 train / 202 test instances, 72 features, 6 labels")
+    # the times on a line of their own: wall clock, the fit's CPU seconds, predict
+    assert re.fullmatch(r"fit \d+\.\d\d s \(\d+\.\d\d s CPU\), predict \d+\.\d\d s.*",
+                        lines[-1]), lines[-1]
 
 
 def test_threshold_option_sets_the_learner_parameter(install_plugins) -> None:

@@ -373,3 +373,73 @@ def test_metrics_and_per_label_table_come_from_one_context(mulan_dir, yeast,
     assert table["f1"].to_list() == direct["f1"].to_list()
     assert result.metrics["hamming_loss"] == mlw.evaluate(
         test.Y, result.model.predict(test.X), metrics=["hamming_loss"])["hamming_loss"]
+
+
+class SleepingLearner(MeanLearner):
+    """Fits by waiting (wall time, next to no CPU) or by spinning (CPU time)."""
+
+    def __init__(self, threshold: str = "fixed", mode: str = "sleep") -> None:
+        super().__init__(threshold)
+        self.mode = mode
+
+    def _fit(self, X, Y):
+        import time
+
+        if self.mode == "sleep":
+            time.sleep(0.25)
+        else:
+            start = time.process_time()
+            while time.process_time() - start < 0.1:
+                pass
+        super()._fit(X, Y)
+
+
+def test_fit_cpu_seconds_is_the_fits_process_cpu_time(yeast) -> None:
+    """``fit_cpu_seconds`` counts CPU, not waiting: a fit that sleeps a quarter second
+    has its wall time but almost no CPU time; one that spins 0.1 s of CPU has at least
+    that. Both reach the fold means, ``as_dict`` (``mlw fit --json``) and the records."""
+    test = yeast.subset(np.arange(100))
+    slept = holdout(SleepingLearner(mode="sleep"), yeast, test, metrics=["hamming_loss"])
+    fold = slept.folds[0]
+    assert fold.fit_seconds >= 0.25 and fold.fit_cpu_seconds < 0.1
+    spun = cross_validate(SleepingLearner(mode="spin"), yeast, k=2, seed=0,
+                          metrics=["hamming_loss"])
+    assert all(f.fit_cpu_seconds >= 0.1 for f in spun.folds)
+    assert spun.fit_cpu_seconds == pytest.approx(np.mean([f.fit_cpu_seconds
+                                                         for f in spun.folds]))
+    record = spun.as_dict()
+    assert record["fit_cpu_seconds"] == spun.fit_cpu_seconds
+    assert [f["fit_cpu_seconds"] for f in record["folds"]] == \
+        [f.fit_cpu_seconds for f in spun.folds]
+    assert [r["fit_cpu_seconds"] for r in spun.records()] == \
+        [f.fit_cpu_seconds for f in spun.folds]
+    # a fold without the figure (built by hand) makes the mean unknown, not wrong
+    spun.folds[0].fit_cpu_seconds = None
+    assert spun.fit_cpu_seconds is None
+
+
+def test_compile_timer_measures_wall_and_cpu_seconds_of_compiling() -> None:
+    """A fresh (uncached) kernel compiled inside the block: both clocks advance, and
+    the CPU seconds are what ``_timed`` takes out of ``fit_cpu_seconds``."""
+    import numba
+
+    from mlw.jit import compile_timer
+    from mlw.model_selection import _timed
+
+    if numba.config.DISABLE_JIT:
+        pytest.skip("nothing is compiled without the JIT")
+
+    @numba.njit(cache=False)
+    def kernel(x):
+        return x * 2.0 + 1.0
+
+    with compile_timer() as spent:
+        assert kernel(1.0) == 3.0
+    assert spent.seconds > 0 and spent.cpu_seconds > 0
+
+    @numba.njit(cache=False)
+    def other(x):
+        return x - 1.0
+
+    value, seconds, compiling, cpu = _timed(lambda: other(2.0))
+    assert value == 1.0 and compiling > 0 and seconds >= 0 and cpu >= 0

@@ -470,6 +470,7 @@ def _report_fit(learner: str, setup: Any, plan: Any, result: Any, *, seed: int,
             "n_test": record.pop("n_test"), "n_features": plan.train.n_features,
             "n_labels": plan.train.n_labels, "metrics": record.pop("metrics"),
             "fit_seconds": record.pop("fit_seconds"),
+            "fit_cpu_seconds": record.pop("fit_cpu_seconds"),
             "predict_seconds": record.pop("predict_seconds"), **record,
             "seed": seed, "threshold": setup.decision,
         }
@@ -487,16 +488,21 @@ def _report_fit(learner: str, setup: Any, plan: Any, result: Any, *, seed: int,
         how = f"train {plan.train.name}, test {plan.test.name}"
         caption = f"{result.n_train} train / {result.n_test} test instances, "
     caption += (f"{plan.train.n_features} features, {plan.train.n_labels} labels; label sets: "
-                f"{setup.decision}; fit {result.fit_seconds:.2f} s, predict "
-                f"{result.predict_seconds:.2f} s" + (" (fold means)" if plan.kind == "cv"
-                                                     else ""))
+                f"{setup.decision}")
+    timing = f"fit {result.fit_seconds:.2f} s"
+    if result.fit_cpu_seconds is not None:
+        timing += f" ({result.fit_cpu_seconds:.2f} s CPU)"
+    timing += f", predict {result.predict_seconds:.2f} s"
+    if plan.kind == "cv":
+        timing += " (fold means)"
     if result.compile_seconds > 0.05:
-        caption += f"; compiling kernels took {result.compile_seconds:.1f} s (first use)"
+        timing += f"; compiling kernels took {result.compile_seconds:.1f} s (first use)"
     out.print(f"{learner} on {plan.dataset}: {how}", markup=False)
     out.print(_metrics_table(result))
     if result.per_label is not None:
         out.print(_per_label_table(result))
     out.print(caption, markup=False)
+    out.print(timing, markup=False)
     if text is not None:
         results().write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
 

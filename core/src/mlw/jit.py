@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 @dataclass
 class CompileTime:
-    """Seconds numba spent compiling inside a :func:`compile_timer` block."""
+    """Seconds numba spent compiling inside a :func:`compile_timer` block: wall-clock
+    (``seconds``) and the process CPU time (``cpu_seconds``)."""
 
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
 
 @contextlib.contextmanager
@@ -35,6 +37,8 @@ def compile_timer(on_start: Callable[[], None] | None = None) -> Iterator[Compil
     >>> spent.seconds
     0.0
     """
+    import time
+
     from numba.core import event
 
     spent = CompileTime()
@@ -44,10 +48,12 @@ def compile_timer(on_start: Callable[[], None] | None = None) -> Iterator[Compil
         def __init__(self) -> None:
             self.depth = 0
             self.t0 = 0.0
+            self.cpu0 = 0.0
 
         def on_start(self, ev: event.Event) -> None:
             if self.depth == 0:
                 self.t0 = event.timer()
+                self.cpu0 = time.process_time()
                 if on_start is not None and not started[0]:
                     started[0] = True
                     on_start()
@@ -57,6 +63,7 @@ def compile_timer(on_start: Callable[[], None] | None = None) -> Iterator[Compil
             self.depth -= 1
             if self.depth == 0:
                 spent.seconds += event.timer() - self.t0
+                spent.cpu_seconds += time.process_time() - self.cpu0
 
     with event.install_listener("numba:compile", _Listener()):
         yield spent

@@ -190,9 +190,11 @@ class IterativeStratifiedKFold:
 class FoldResult:
     """The evaluation of one train/test split.
 
-    ``fit_seconds`` and ``predict_seconds`` exclude the time numba spent compiling
-    kernels on first use (after installation; later runs load them from the cache),
-    which is ``compile_seconds``.
+    ``fit_seconds`` and ``predict_seconds`` (wall clock) exclude the time numba spent
+    compiling kernels on first use (after installation; later runs load them from the
+    cache), which is ``compile_seconds``. ``fit_cpu_seconds`` is the fit's process CPU
+    time, compiling excluded: on a busy machine wall time grows with the load, CPU time
+    much less, so it is the figure to compare across runs (``None`` when not measured).
     """
 
     metrics: dict[str, float]
@@ -203,11 +205,13 @@ class FoldResult:
     fold: int | None = None
     compile_seconds: float = 0.0
     per_label: Any = field(default=None, repr=False)
+    fit_cpu_seconds: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.fold is None else {"fold": self.fold}
         out.update(n_train=self.n_train, n_test=self.n_test, metrics=dict(self.metrics),
-                   fit_seconds=self.fit_seconds, predict_seconds=self.predict_seconds,
+                   fit_seconds=self.fit_seconds, fit_cpu_seconds=self.fit_cpu_seconds,
+                   predict_seconds=self.predict_seconds,
                    compile_seconds=self.compile_seconds)
         if self.per_label is not None:
             out["per_label"] = self.per_label.to_dicts()
@@ -246,7 +250,8 @@ class EvaluationResult:
         out: dict[str, Any] = {
             "evaluation": "holdout" if self.kind == "holdout" else f"{len(self.folds)}-fold cv",
             "n_train": self.n_train, "n_test": self.n_test, "metrics": self.metrics,
-            "fit_seconds": self.fit_seconds, "predict_seconds": self.predict_seconds,
+            "fit_seconds": self.fit_seconds, "fit_cpu_seconds": self.fit_cpu_seconds,
+            "predict_seconds": self.predict_seconds,
             "compile_seconds": self.compile_seconds, "decision": self.decision,
         }
         per_label = self.per_label
@@ -263,7 +268,8 @@ class EvaluationResult:
         """One flat record per fold (the fold-level results of ``mlw fit --out``):
         ``context`` first (``learner``, ``dataset``, ...), then ``evaluation``,
         ``n_folds``, ``fold``, ``seed``, ``decision``, ``n_train``, ``n_test``,
-        ``fit_seconds``, ``predict_seconds``, ``compile_seconds`` and one
+        ``fit_seconds``, ``fit_cpu_seconds``, ``predict_seconds``, ``compile_seconds``
+        and one
         ``metric_<name>`` per metric (the column names of the ``mlw bench`` store)."""
         evaluation = "holdout" if self.kind == "holdout" else "cv"
         out = []
@@ -272,7 +278,8 @@ class EvaluationResult:
             record.update(evaluation=evaluation, n_folds=len(self.folds),
                           fold=f.fold if f.fold is not None else i, seed=self.seed,
                           decision=self.decision, n_train=f.n_train, n_test=f.n_test,
-                          fit_seconds=f.fit_seconds, predict_seconds=f.predict_seconds,
+                          fit_seconds=f.fit_seconds, fit_cpu_seconds=f.fit_cpu_seconds,
+                          predict_seconds=f.predict_seconds,
                           compile_seconds=f.compile_seconds)
             record.update({f"metric_{k}": v for k, v in f.metrics.items()})
             out.append(record)
@@ -325,6 +332,14 @@ class EvaluationResult:
     @property
     def fit_seconds(self) -> float:
         return float(np.mean([f.fit_seconds for f in self.folds]))
+
+    @property
+    def fit_cpu_seconds(self) -> float | None:
+        """The folds' mean fit CPU seconds (``None`` if a fold has none)."""
+        values = [f.fit_cpu_seconds for f in self.folds if f.fit_cpu_seconds is not None]
+        if not values or len(values) < len(self.folds):
+            return None
+        return float(np.mean(values))
 
     @property
     def predict_seconds(self) -> float:
@@ -509,15 +524,19 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
     return EvaluationSetup(learner, names, evaluation_threshold, decision, bool(per_label))
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
-    """``fn()``, its wall seconds excluding numba compilation, and the compilation."""
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float, float]:
+    """``fn()``, its wall seconds excluding numba compilation, the compilation's wall
+    seconds, and the process CPU seconds of ``fn()`` excluding the compilation's (every
+    thread of the process, so a multi-threaded fit counts each thread's time)."""
     from mlw.jit import compile_timer
 
     with compile_timer() as compiling:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         value = fn()
         seconds = time.perf_counter() - start
-    return value, max(seconds - compiling.seconds, 0.0), compiling.seconds
+        cpu_seconds = time.process_time() - cpu_start
+    return (value, max(seconds - compiling.seconds, 0.0), compiling.seconds,
+            max(cpu_seconds - compiling.cpu_seconds, 0.0))
 
 
 def fit_and_evaluate(setup: EvaluationSetup, train: Dataset, test: Dataset, *,
@@ -543,13 +562,14 @@ def fit_and_evaluate(setup: EvaluationSetup, train: Dataset, test: Dataset, *,
 
         return fit_threshold(threshold, training_scores, train.Y)
 
-    strategy, fit_seconds, compile_fit = _timed(fit)
-    (values, predict_seconds, table), _, compile_predict = _timed(
+    strategy, fit_seconds, compile_fit, fit_cpu_seconds = _timed(fit)
+    (values, predict_seconds, table), _, compile_predict, _ = _timed(
         lambda: _evaluate_fitted(model, test.X, test.Y, setup.metrics, threshold=strategy,
                                  per_label=setup.per_label,
                                  label_names=list(test.label_names)))
     return FoldResult(values, fit_seconds, predict_seconds, train.n_instances,
-                      test.n_instances, fold, compile_fit + compile_predict, table), model
+                      test.n_instances, fold, compile_fit + compile_predict, table,
+                      fit_cpu_seconds), model
 
 
 def align_test(train: Dataset, test: Dataset) -> Dataset:

@@ -279,7 +279,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "params": json.dumps(_jsonable(dict(cell.learner.params)), sort_keys=True),
         "status": "ok", "error": None, "chosen_params": None, "selection": None,
         "stages": None, "attributes": None, "decision": None, "n_train": None, "n_test": None,
-        "n_features": None, "n_labels": None, "fit_seconds": None, "predict_seconds": None,
+        "n_features": None, "n_labels": None, "fit_seconds": None, "fit_cpu_seconds": None,
+        "predict_seconds": None,
         "compile_seconds": None, "selection_seconds": None,
         "host": platform.node(), "pid": os.getpid(),
         "started": started.isoformat(timespec="milliseconds"),
@@ -310,12 +311,14 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                                                           setup.metrics)
             metrics = dict(values)
             record.update(decision=setup.decision, fit_seconds=kept["fit_seconds"],
+                          fit_cpu_seconds=kept.get("fit_cpu_seconds"),
                           predict_seconds=predict_seconds,
                           compile_seconds=kept["compile_seconds"])
         else:
             result, model = fit_and_evaluate(setup, train, test, fold=cell.fold)
             metrics = dict(result.metrics)
             record.update(decision=setup.decision, fit_seconds=result.fit_seconds,
+                          fit_cpu_seconds=result.fit_cpu_seconds,
                           predict_seconds=result.predict_seconds,
                           compile_seconds=result.compile_seconds)
         if cell.learner.attributes:

@@ -171,7 +171,7 @@ def render_markdown(sections: list[Section], title: str) -> str:
                 out += ["", f"![critical difference diagram, {s.metric}]({fig.name})"]
             out.append("")
         if sec.timing is not None:
-            out += ["### Fit seconds (mean over folds)", ""]
+            out += [f"### {_timing_title(sec.timing)}", ""]
             out += _md_table(sec.timing, ranked=False)
             out.append("")
         if sec.chosen:
@@ -258,7 +258,7 @@ def render_html(sections: list[Section], title: str) -> str:
             if fig is not None:
                 out.append(_img(fig, f"critical difference diagram, {s.metric}"))
         if sec.timing is not None:
-            out.append("<h3>Fit seconds (mean over folds)</h3>")
+            out.append(f"<h3>{html.escape(_timing_title(sec.timing))}</h3>")
             out.append(_html_table(sec.timing, ranked=False))
         if sec.chosen:
             out.append("<h3>Selected parameters</h3><table><thead><tr><th>learner</th>"
@@ -280,7 +280,16 @@ def render_html(sections: list[Section], title: str) -> str:
 
 
 # --- assembling ------------------------------------------------------------------------------
+def _timing_title(timing: MetricSummary) -> str:
+    if timing.metric == "fit_cpu_seconds":
+        return "Fit CPU seconds (mean over folds)"
+    return "Fit seconds (wall clock, mean over folds)"
+
+
 def _timing_summary(df: Any, learners: list[str], datasets: list[str]) -> MetricSummary | None:
+    """Each learner's mean fit time per dataset: process CPU seconds when every cell
+    recorded them (stores written before ``fit_cpu_seconds`` existed have wall clock
+    only, which grows with the machine's load)."""
     import polars as pl
 
     from mlw.experiments.stats import MetricSummary
@@ -288,19 +297,21 @@ def _timing_summary(df: Any, learners: list[str], datasets: list[str]) -> Metric
     ok = df.filter(pl.col("status") == "ok")
     if ok.height == 0:
         return None
+    column = "fit_cpu_seconds" if "fit_cpu_seconds" in ok.columns and \
+        ok["fit_cpu_seconds"].null_count() == 0 else "fit_seconds"
     shape = (len(datasets), len(learners))
     mean, sd = np.full(shape, np.nan), np.full(shape, np.nan)
     counts = np.zeros(shape, dtype=int)
     for (ds, ln), group in ok.group_by(["dataset", "learner"]):
         if ds in datasets and ln in learners:
-            v = group["fit_seconds"].drop_nulls().to_numpy()
+            v = group[column].drop_nulls().to_numpy()
             if v.size:
                 i, j = datasets.index(ds), learners.index(ln)
                 mean[i, j] = float(v.mean())
                 sd[i, j] = float(v.std(ddof=1)) if v.size > 1 else 0.0
                 counts[i, j] = v.size
     labels = dict(zip(ok["learner"].to_list(), ok["label"].to_list(), strict=True))
-    return MetricSummary("fit_seconds", False, datasets, learners,
+    return MetricSummary(column, False, datasets, learners,
                          [labels.get(x, x) for x in learners], mean, sd, counts,
                          np.full(shape, np.nan), None, [], None, None, 0.05, None,
                          [["" for _ in learners] for _ in datasets], {})

@@ -62,7 +62,7 @@ def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | N
     every point scored (``[{"params", "score"}]``, in the order scored: every point in
     grid order, or the points an ``ordered`` search visited). A warm-started path puts
     the chosen point's fitted model and its fit seconds in ``kept`` (``"model"``,
-    ``"fit_seconds"``, ``"compile_seconds"``)."""
+    ``"fit_seconds"``, ``"compile_seconds"``, ``"fit_cpu_seconds"``)."""
     from mlw.experiments.config import build_learner
     from mlw.model_selection import fit_and_evaluate, prepare_evaluation
     from mlw.plugins import get_plugin_manager
@@ -89,7 +89,8 @@ def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | N
         chosen, model, timing = _warm_path(entry, seed, points, train_part, val_part,
                                            trail, higher)
         if kept is not None:
-            kept.update(model=model, fit_seconds=timing[0], compile_seconds=timing[1])
+            kept.update(model=model, fit_seconds=timing[0], compile_seconds=timing[1],
+                        fit_cpu_seconds=timing[2])
         return chosen, trail
     if getattr(selection, "staged", None) is not None:
         scored = _staged_scores(entry, seed, splits, selection)
@@ -238,7 +239,7 @@ def _warm_path(entry: Any, seed: int, points: list[dict[str, Any]], train: Datas
         raise ValueError(f"learner {entry.key!r}: a warm-started path needs the learner's "
                          f"own decision (a threshold it takes itself)")
     model = setup.learner
-    best: tuple[float, dict[str, Any], Any, tuple[float, float]] | None = None
+    best: tuple[float, dict[str, Any], Any, tuple[float, float, float]] | None = None
     for point in points:
         model.set_params(**point)
 
@@ -246,14 +247,14 @@ def _warm_path(entry: Any, seed: int, points: list[dict[str, Any]], train: Datas
             with learner_call(model, "fit"):
                 model.fit(train.X, train.Y)
 
-        _, seconds, compiling = _timed(fit)
+        _, seconds, compiling, cpu_seconds = _timed(fit)
         score = float(evaluate_fitted(model, validation.X, validation.Y, [metric])[0][metric])
         trail.append({"params": point, "score": score})
         if math.isnan(score):
             continue
         k = score if higher else -score
         if best is None or k > best[0]:
-            best = (k, point, copy.deepcopy(model), (seconds, compiling))
+            best = (k, point, copy.deepcopy(model), (seconds, compiling, cpu_seconds))
     if best is None:
         raise ValueError(f"learner {entry.key!r}: every grid point scored NaN on {metric}")
     return dict(best[1]), best[2], best[3]

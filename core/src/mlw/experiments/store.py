@@ -44,6 +44,7 @@ SCHEMA: dict[str, str] = {
     "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
     "stages": "str", "attributes": "str", "decision": "str", "n_train": "int", "n_test": "int",
     "n_features": "int", "n_labels": "int", "fit_seconds": "float",
+    "fit_cpu_seconds": "float",
     "predict_seconds": "float", "compile_seconds": "float", "selection_seconds": "float",
     "host": "str", "pid": "int", "started": "str", "finished": "str",
     "cpu_seconds": "float", "wall_seconds": "float", "peak_memory_mb": "float",
