@@ -172,6 +172,39 @@ def test_sparse_split_search_equals_dense(seed, n, d, L, m, crit):
     assert np.array_equal(mask, X[:, f] <= t)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(4, 40), st.integers(1, 6), st.integers(2, 8),
+       st.integers(1, 4), st.sampled_from([K.CRIT_LACOVA, K.CRIT_VARIANCE, K.CRIT_ENTROPY]),
+       st.booleans())
+def test_sparse_search_of_01_features_equals_brute_force(seed, n, d, L, m, crit, weighted):
+    """0/1 features (text data: every feature of enron and bibtex) take the sparse
+    search's own path (``search_ones``: each feature one candidate, its rows moved onto
+    an empty side with the branch-free label and pair appends of ``move_row`` /
+    ``add_pairs``), which random integer features almost never reach."""
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, d)) < rng.uniform(0.1, 0.6)).astype(float)
+    base = rng.random((n, 1))
+    Y = ((rng.random((n, L)) + 0.5 * base) > 0.8).astype(np.uint8)
+    w = rng.uniform(0.2, 3.0, n) if weighted else None
+    Yc = sp.csr_matrix(Y)
+    rows = np.arange(n, dtype=np.int64)
+    lm = np.arange(L, dtype=np.int64)
+    yp, yi = Yc.indptr.astype(np.int64), Yc.indices.astype(np.int64)
+    tc, tC = K.node_label_stats(yp, yi, rows, lm, L, w)
+    lptr, lidx = K.local_labels(yp, yi, rows, lm)
+    m = _per_feature(seed, d, m)
+    Xs = sp.csr_matrix(X)
+    f, t, q = K.best_split_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
+                                  Xs.data, d, rows, lptr, lidx, tc, tC, np.ones(d, np.bool_),
+                                  m, crit, weights=w)
+    nf, nt, nq = naive.best_split(X, Y, m, crit, w)
+    if nf < 0:
+        assert f < 0
+        return
+    assert q == pytest.approx(nq, abs=1e-9)
+    assert naive.split_quality(Y, X[:, f] <= t, crit, w) == pytest.approx(q, abs=1e-9)
+
+
 def test_histogram_bins_only_restrict_candidates():
     X, Y = _random_problem(3, 60, 4, 3)
     X = X + np.random.default_rng(0).normal(0, 0.01, X.shape)  # all values distinct

@@ -104,8 +104,8 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
     tot = np.zeros(8)
     c = np.zeros(Lg)
     Cv = np.zeros(pmax)
-    touched = np.empty(Lg, np.int64)
-    mp = np.empty(pmax, np.int64)
+    touched = np.empty(Lg + 1, np.int64)  # one spare entry: move_row's branch-free append
+    mp = np.empty(pmax + 1, np.int64)
     acc = np.zeros(5)
     cnt = np.zeros(2, np.int64)
     deg = np.empty(Lg)

@@ -93,8 +93,8 @@ def context_buffers(n_max: int, n_labels: int):
 def state_buffers(n_labels: int):
     """The moved side's state: ``(c, Cv, touched, mp, acc, cnt, deg, cb)``."""
     pmax = max(1, n_labels * (n_labels - 1) // 2)
-    return (np.zeros(n_labels), np.zeros(pmax), np.empty(n_labels, np.int64),
-            np.empty(pmax, np.int64), np.zeros(5), np.zeros(2, np.int64),
+    return (np.zeros(n_labels), np.zeros(pmax), np.empty(n_labels + 1, np.int64),
+            np.empty(pmax + 1, np.int64), np.zeros(5), np.zeros(2, np.int64),
             np.empty(n_labels), np.empty(n_labels))
 
 
@@ -393,24 +393,43 @@ def float_criterion(nm, n, a0, a1, a2, c, tc, tot, crit):
 # the moved side
 # ----------------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def move_row(t, w, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs):
+def move_row(t, w, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs, fresh):
     """Add local row ``t`` (of weight ``w``) to the moved side: counts ``c`` (``touched``
     lists the labels with ``c > 0``), pair counts ``Cv`` when ``pairs`` (``mp`` lists the
     pairs with ``Cv > 0``); the sums ``acc`` = (a0 = sum c, a1 = sum c^2, a2 = sum tc c,
     a4 = sum w_i k_i^2, sum of the touched labels' degrees) and ``cnt`` = (touched,
-    pairs)."""
+    pairs).
+
+    ``fresh`` (a constant at each call site) appends a new label without a branch: the
+    label is written past the list's end and kept only when it is new (``touched`` has
+    one spare entry). For the few rows of one sparse candidate moved onto an empty side
+    (:func:`~mlw_lacovac._kernels.split_sparse.search_ones`) whether a label is new is
+    unpredictable and the mispredicted branch cost more than the store; a scan that
+    moves rows one after another finds its labels already there, and keeps the
+    branch."""
     p0 = lptr[t]
     p1 = lptr[t + 1]
+    # the sums in local variables for the row (the compiler cannot keep array elements
+    # in registers across the stores to ``c``): the same additions in the same order
+    a1 = acc[1]
+    a2 = acc[2]
+    a4 = acc[4]
+    nt = cnt[0]
     for a in range(p0, p1):
         j = lidx[a]
         old = c[j]
-        if old == 0.0:
-            touched[cnt[0]] = j
-            cnt[0] += 1
-            acc[4] += deg[j]
+        new = old == 0.0
+        if fresh:
+            touched[nt] = j
+            nt += new
+            a4 += deg[j] * new  # integer degrees: adding 0.0 changes nothing
+        elif new:
+            touched[nt] = j
+            nt += 1
+            a4 += deg[j]
         c[j] = old + w
-        acc[1] += (2.0 * old + w) * w
-        acc[2] += tc[j] * w
+        a1 += (2.0 * old + w) * w
+        a2 += tc[j] * w
         if pairs:
             for b in range(a + 1, p1):
                 p = pidx[j, lidx[b]]
@@ -418,6 +437,10 @@ def move_row(t, w, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pair
                     mp[cnt[1]] = p
                     cnt[1] += 1
                 Cv[p] += w
+    acc[1] = a1
+    acc[2] = a2
+    acc[4] = a4
+    cnt[0] = nt
     k = p1 - p0
     acc[0] += k * w
     acc[3] += (k * k) * w
@@ -426,16 +449,19 @@ def move_row(t, w, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pair
 @njit(cache=True, inline="always")
 def add_pairs(t, w, lptr, lidx, Cv, pidx, mp, cnt):
     """The pair counts of row ``t`` (weight ``w``) only (rows whose labels were moved
-    without them)."""
+    without them, by :func:`~mlw_lacovac._kernels.split_sparse.search_ones`: a new
+    pair is appended to ``mp`` without a branch, as ``fresh`` labels in
+    :func:`move_row`; ``mp`` has one spare entry)."""
     p1 = lptr[t + 1]
+    npair = cnt[1]
     for a in range(lptr[t], p1):
         j = lidx[a]
         for b in range(a + 1, p1):
             p = pidx[j, lidx[b]]
-            if Cv[p] == 0.0:
-                mp[cnt[1]] = p
-                cnt[1] += 1
+            mp[npair] = p
+            npair += Cv[p] == 0.0
             Cv[p] += w
+    cnt[1] = npair
 
 
 @njit(cache=True, inline="always")

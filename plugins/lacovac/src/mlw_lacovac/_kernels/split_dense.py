@@ -166,7 +166,7 @@ def search_dense(XT, xbin, rows, w, lptr, lidx, tc, features, min_child, crit, p
         for i in range(n - 1):
             t = order[i]
             wt = row_weight(w, rows[t])
-            move_row(t, wt, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
+            move_row(t, wt, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs, False)
             nl += wt
             if nl < min_leaf or W - nl < min_leaf:
                 continue

@@ -102,7 +102,7 @@ def search_ones(f0, f1, rows, w, lptr, lidx, tc, min_child, crit, pj, pk, ptc, p
             continue
         for i in range(a, b):
             move_row(crow[i], row_weight(w, rows[crow[i]]), lptr, lidx, c, Cv, pidx, tc,
-                     deg, touched, mp, acc, cnt, False)
+                     deg, touched, mp, acc, cnt, False, True)
         if pairs:
             q, vm, lbm, vr, lbr = lacova_bound(wnz, W, acc[0], acc[1], acc[2], acc[3],
                                                tot)
@@ -191,7 +191,7 @@ def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, x
         for i in range(nneg):
             wt = row_weight(w, rows[rws[order[i]]])
             move_row(rws[order[i]], wt, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt,
-                     pairs)
+                     pairs, False)
             nl += wt
             v0 = vals[order[i]]
             if i + 1 < nneg:
@@ -217,7 +217,8 @@ def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, x
         for i in range(npos):
             o = order[nnz - 1 - i]
             wt = row_weight(w, rows[rws[o]])
-            move_row(rws[o], wt, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs)
+            move_row(rws[o], wt, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs,
+                     False)
             nr += wt
             v1 = vals[o]
             if i + 1 < npos:
