@@ -15,7 +15,8 @@ against scikit-learn's ``predict_proba`` on the test split, and LaCovaC's one-pa
 Times are CPU seconds of the process (time.process_time, so other jobs on the machine
 distort them less than wall time), the best of ``--repeats`` runs (predictions, about a
 millisecond each: of 10x as many), after one warm-up fit that also loads the compiled
-numba kernels. The ratios are LaCovaC / scikit-learn;
+numba kernels. The sides are called in turn (scikit-learn, LaCovaC, ML-C4.5, then again),
+so a change of the machine's load during the run reaches both sides of a ratio alike. The ratios are LaCovaC / scikit-learn;
 the issue's targets: fit <= 1.5 on yeast and scene, <= 1 on enron and bibtex, predict
 <= 1.
 
@@ -57,12 +58,16 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mul
 TARGET = {"yeast": 1.5, "scene": 1.5, "enron": 1.0, "bibtex": 1.0}
 
 
-def cpu_best(fn, repeats: int) -> float:
-    best = np.inf
+def cpu_best_alternating(fns, repeats: int) -> list[float]:
+    """Best process CPU time of each of ``fns``, called in turn ``repeats`` times (a, b,
+    a, b, ...), so a change in the machine's load during the run reaches every side
+    alike and the ratios stay same-run ratios."""
+    best = [np.inf] * len(fns)
     for _ in range(repeats):
-        t = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t)
+        for i, fn in enumerate(fns):
+            t = time.process_time()
+            fn()
+            best[i] = min(best[i], time.process_time() - t)
     return best
 
 
@@ -117,17 +122,17 @@ def main() -> None:
         shape = f"{X.shape[0]}x{X.shape[1]}, {Y.shape[1]}"
         kind = "CSR" if sp.issparse(X) else "dense"
         sk = DecisionTreeClassifier(min_samples_leaf=5, random_state=0).fit(X, Yd)
-        t_sk = cpu_best(lambda sk=sk, X=X, Yd=Yd: sk.fit(X, Yd), args.repeats)
-        # predictions take milliseconds: best of 10x the repeats, both sides
-        p_sk = cpu_best(lambda sk=sk, Xt=Xt: sk.predict_proba(Xt), 10 * args.repeats)
         LaCovaC().fit(X, Y)  # warm-up (numba cache load)
         model = LaCovaC()
-        t = cpu_best(lambda m=model, X=X, Y=Y: m.fit(X, Y), args.repeats)
-        model.predict_proba(Xt)
-        p = cpu_best(lambda m=model, Xt=Xt: m.predict_proba(Xt), 10 * args.repeats)
-        pw = cpu_best(lambda m=model, Xt=Xt: m.predict_with_scores(Xt), 10 * args.repeats)
         c45 = MLC45().fit(X, Y)
-        t_c45 = cpu_best(lambda m=c45, X=X, Y=Y: m.fit(X, Y), args.repeats)
+        t_sk, t, t_c45 = cpu_best_alternating(
+            [lambda: sk.fit(X, Yd), lambda: model.fit(X, Y), lambda: c45.fit(X, Y)],
+            args.repeats)
+        model.predict_proba(Xt)
+        # predictions take milliseconds: best of 10x the repeats, both sides, alternated
+        p_sk, p, pw = cpu_best_alternating(
+            [lambda: sk.predict_proba(Xt), lambda: model.predict_proba(Xt),
+             lambda: model.predict_with_scores(Xt)], 10 * args.repeats)
         print(f"{name:8} {shape:>17} {kind:6} {t:7.3f} {t_sk:7.3f} {t / t_sk:6.2f} "
               f"{TARGET.get(name, np.nan):6.1f} {p:7.4f} {pw:7.4f} {p_sk:8.4f} "
               f"{p / p_sk:6.2f} {model.tree_.n_nodes:6d} {sk.tree_.node_count:8d} "
