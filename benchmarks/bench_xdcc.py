@@ -91,6 +91,7 @@ def bench_generated() -> None:
     print(f"== generated: train {Xtr.shape}, L={Y.shape[1]}, cardinality "
           f"{Ytr.sum(1).mean():.2f} (test: 500 more rows)")
     out = {}
+    rounds: list[float] = []
     for label, model in (("ml_xgb", MLXGB()), ("xdcc", XDCC())):
         _, fw, fc = timed(model.fit, Xtr, Ytr)
         P = model.predict(Xte)
@@ -104,10 +105,13 @@ def bench_generated() -> None:
               f"{q['f1_example']:.4f} empty {(P.sum(1) == 0).mean():.3f}; load average "
               f"{os.getloadavg()[0]:.1f}")
         if label == "xdcc":   # chain prefixes = shorter chains (the chain's own decision)
+            rounds = list(np.diff([0.0, *model.round_seconds_]))
             f1 = [quality(Yte, D["cum"])["f1_example"] for D in model.staged_predict_all(Xte)]
             print(f"  xdcc-cum own decision (threshold=None), test example F1 after rounds "
                   f"1..{len(f1)}: {', '.join(f'{v:.4f}' for v in f1)}")
     r = out["xdcc"] / out["ml_xgb"]
+    per_round = ", ".join(f"{t / out['ml_xgb']:.2f}" for t in rounds)
+    print(f"  each xdcc round / one ml_xgb fit (cpu): {per_round}")
     print(f"  xdcc / ml_xgb fit (cpu): {r:.2f} [target < 3: {'ok' if r < 3 else 'ABOVE'}]\n")
 
 
