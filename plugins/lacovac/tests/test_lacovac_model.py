@@ -460,3 +460,21 @@ def test_bad_sample_weight_gets_a_one_line_error(cls, w, message):
     with pytest.raises(ValueError, match=message) as err:
         cls(min_samples=2).fit(X, Y, sample_weight=w)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["yeast", "scene"])
+def test_dense_rows_walked_together_predict_as_one_row_at_a_time(mulan_dir, name):
+    """Dense rows walk the tree together (a segment of row ids per node), sparse rows
+    one at a time (issue 18): the same tree predicts the same marginals, modes, and,
+    through the row walk of ``log_proba_of``, the same leaves, bit for bit, for the
+    whole test split and for a few rows (segments below the row-walk size at once)."""
+    tr = mlw.load_dataset(mulan_dir / f"{name}-train.arff")
+    te = mlw.load_dataset(mulan_dir / f"{name}-test.arff")
+    for model in (LaCovaC().fit(tr.X, tr.Y), LaCovaCForest(n_estimators=3).fit(tr.X, tr.Y)):
+        for X in (te.X, te.X[:3], te.X[::-7]):
+            Xs = sp.csr_matrix(X)
+            Yd, Pd = model.predict_with_scores(X)
+            Ys, Ps = model.predict_with_scores(Xs)
+            assert np.array_equal(Pd, Ps) and np.array_equal(sp.csr_matrix(Yd).toarray(),
+                                                             sp.csr_matrix(Ys).toarray())
+            assert np.array_equal(model.predict_proba(X), Ps)
