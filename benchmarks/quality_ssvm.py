@@ -236,8 +236,9 @@ def compare(args) -> int:
 
     from mlw.experiments import read_results
 
-    def table(path):
-        df = read_results(path).filter(pl.col("status") == "ok")
+    def table(paths):  # one variant's results, in one file or several joined by "+"
+        df = pl.concat([read_results(p) for p in paths.split("+")], how="vertical_relaxed")
+        df = df.filter(pl.col("status") == "ok").unique(["dataset", "label"], keep="first")
         return df.select("dataset", "label", f1=100 * (1 - pl.col("metric_f1_example")),
                          zero_one=100 * (1 - pl.col("metric_subset_accuracy")),
                          hamming=100 * pl.col("metric_hamming_loss"),
@@ -354,7 +355,8 @@ def main() -> int:
                     help="run: only these config keys, comma-separated "
                          "(e.g. struct_hamming,struct_f1)")
     ap.add_argument("--against", default="",
-                    help="compare: results files of training variants, comma-separated")
+                    help="compare: results files of training variants, comma-separated "
+                         "(one variant's files joined by '+')")
     ap.add_argument("--learner", default="Struct(F1)", help="compare: the row compared")
     ap.add_argument("--out", default="ssvm.parquet",
                     help="results file; report: several, comma-separated")
