@@ -228,8 +228,9 @@ def compare(args) -> int:
     """Struct(F1) (or ``--learner``) of each results file of ``--against`` (a training
     variant, e.g. ``run --loss-scale L``) beside the one of ``--out`` (the default) and
     Struct(Hl) of ``--out``, per (noise, L), on the datasets all three have: mean test
-    1-F1 (percent), the datasets where the learner beats Struct(Hl) on 1-F1, and how
-    often validation chose the grid's largest C."""
+    0/1, Hamming and 1-F1 (percent), on how many datasets the learner beats Struct(Hl)
+    on each of the three (strictly lower test loss), and how often validation chose the
+    grid's largest C."""
     import json
 
     import polars as pl
@@ -251,8 +252,8 @@ def compare(args) -> int:
     variants += [(v, table(v).filter(pl.col("label") == args.learner))
                  for v in args.against.split(",") if v]
     print(f"| noise | L | n | Struct(Hl) 0/1 · Hl · 1−F1 | "
-          + " | ".join(f"{args.learner} {v}: 0/1 · Hl · 1−F1 (beats Hl on 1−F1; C max)"
-                       for v, _ in variants) + " |")
+          + " | ".join(f"{args.learner} {v}: 0/1 · Hl · 1−F1 (beats Hl on 0/1 · Hl · 1−F1;"
+                       " C max)" for v, _ in variants) + " |")
     print("|---|---|---|---|" + "---|" * len(variants))
     for noise in NOISES:
         for L in (50, 25, 10):
@@ -266,10 +267,11 @@ def compare(args) -> int:
             cells = []
             for _, t in variants:
                 g = t.filter(pl.col("dataset").is_in(done)).sort("dataset")
-                wins = int((g["f1"].to_numpy() < h["f1"].to_numpy()).sum())
+                wins = " · ".join(str(int((g[k].to_numpy() < h[k].to_numpy()).sum()))
+                                  for k in ("zero_one", "hamming", "f1"))
                 cmax = int((g["C"] == (1e6 if noise == "none" else 1e5)).sum())
                 cells.append(f"{g['zero_one'].mean():.1f} · {g['hamming'].mean():.2f} · "
-                             f"{g['f1'].mean():.1f} ({wins}/{len(done)}; {cmax})")
+                             f"{g['f1'].mean():.1f} ({wins} of {len(done)}; {cmax})")
             print(f"| {noise} | {L} | {len(done)} | {h['zero_one'].mean():.1f} · "
                   f"{h['hamming'].mean():.2f} · {h['f1'].mean():.1f} | " + " | ".join(cells)
                   + " |")
