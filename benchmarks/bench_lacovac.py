@@ -120,7 +120,7 @@ def main() -> None:
     args = ap.parse_args()
     print(f"load at start {load()}, {os.cpu_count()} CPUs")
     print(f"{'dataset':8} {'n x d, L':>17} {'X':6} {'fit':>7} {'sk fit':>7} {'ratio':>6} "
-          f"{'target':>6} {'proba':>7} {'+mode':>7} {'sk proba':>8} {'ratio':>6} "
+          f"{'target':>6} {'proba ms':>8} {'+mode ms':>8} {'sk ms':>7} {'ratio':>6} "
           f"{'nodes':>6} {'sk nodes':>8} {'c45 fit':>7} {'ratio':>6} {'c45 nodes':>9} "
           f"{'load':>5}")
     profiles = {}
@@ -145,7 +145,8 @@ def main() -> None:
             [lambda: sk.predict_proba(Xt), lambda: model.predict_proba(Xt),
              lambda: model.predict_with_scores(Xt)], 10 * args.repeats, calls=10)
         print(f"{name:8} {shape:>17} {kind:6} {t:7.3f} {t_sk:7.3f} {t / t_sk:6.2f} "
-              f"{TARGET.get(name, np.nan):6.1f} {p:7.4f} {pw:7.4f} {p_sk:8.4f} "
+              f"{TARGET.get(name, np.nan):6.1f} {1e3 * p:8.3f} {1e3 * pw:8.3f} "
+              f"{1e3 * p_sk:7.3f} "
               f"{p / p_sk:6.2f} {model.tree_.n_nodes:6d} {sk.tree_.node_count:8d} "
               f"{t_c45:7.3f} {t_c45 / t_sk:6.2f} {c45.tree_.n_nodes:9d} {load():>5}", flush=True)
         prof = profile(X, Y, args.repeats)
