@@ -389,7 +389,9 @@ def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, vch, lpt
 
 
 #: a dense walk's segment of at most this many rows goes on one row at a time
-#: (:func:`_next_range`): partitioning a few rows costs more than walking them
+#: (:func:`_next_range`); kernel CPU ms, best of 60, load 11: 0, 1, 4 rows within 7% of
+#: each other on yeast (0.127, 0.125, 0.134) and scene (0.069, 0.068, 0.069), 16 slower
+#: (0.166, 0.075)
 _ROW_WALK_MAX = 4
 
 
