@@ -156,3 +156,41 @@ def test_scores_fit_computed_anyway_tune_the_threshold_and_are_dropped() -> None
 
     with pytest.raises(mlw.PluginError):
         Broken(threshold="cardinality").fit(X, Y)
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize("allow_nan", [False, True])
+def test_check_x_finiteness_agrees_with_the_per_value_check(fmt, allow_nan) -> None:
+    """check_X proves finiteness by one sum and checks value by value only when the sum
+    is not finite: it must refuse exactly what the per-value check refuses, including
+    huge finite values whose sum overflows (accepted, and without a warning)."""
+    import warnings
+
+    from mlw.validation import check_X
+
+    rng = np.random.default_rng(0)
+    cases = {"plain": rng.normal(size=(30, 7)), "overflow": np.full((30, 7), 1e308),
+             "mixed_signs": np.tile([1e308, -1e308], (30, 4))}
+    for bad, value in (("nan", np.nan), ("inf", np.inf), ("-inf", -np.inf)):
+        A = rng.normal(size=(30, 7))
+        A[rng.integers(30), rng.integers(7)] = value
+        cases[bad] = A
+    both = rng.normal(size=(30, 7))
+    both[1, 1], both[2, 2] = np.nan, np.inf
+    cases["nan_and_inf"] = both
+    for name, A in cases.items():
+        M = sp.csr_matrix(A) if fmt == "csr" else A
+        if np.isinf(A).any():
+            expected = "infinite"
+        elif np.isnan(A).any() and not allow_nan:
+            expected = "NaN"
+        else:
+            expected = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            if expected is None:
+                out = check_X(M, allow_nan=allow_nan)
+                assert out.shape == A.shape, name
+            else:
+                with pytest.raises(ValueError, match=expected):
+                    check_X(M, allow_nan=allow_nan)

@@ -41,7 +41,12 @@ def check_X(X: Any, *, allow_nan: bool = False, what: str = "X",
             raise ValueError(f"{what}: expected a 2-D matrix (n_instances, n_features), "
                              f"got shape {X.shape}")
         values = X
-    if values.size:
+    # a finite sum proves every value finite (a NaN or an infinity makes the sum NaN or
+    # infinite) in one pass without a temporary; only a sum that is not finite (or that
+    # overflowed) pays for the exact per-value checks
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = values.sum() if values.size else 0.0
+    if not np.isfinite(total):
         if np.isinf(values).any():
             raise ValueError(f"{what}: contains infinite values")
         if not allow_nan and np.isnan(values).any():
