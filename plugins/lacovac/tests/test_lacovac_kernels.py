@@ -17,12 +17,14 @@ def _T(X: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(X.T)
 
 
-def _stats(Y: np.ndarray):
+def _stats(Y: np.ndarray, w: np.ndarray | None = None):
+    """The root node's label statistics (row weights ``w``, or unweighted) and local
+    labels, as the builder hands them to the split search."""
     Yc = sp.csr_matrix(Y.astype(np.uint8))
     rows = np.arange(Y.shape[0], dtype=np.int64)
     lm = np.arange(Y.shape[1], dtype=np.int64)
     yp, yi = Yc.indptr.astype(np.int64), Yc.indices.astype(np.int64)
-    counts, co = K.node_label_stats(yp, yi, rows, lm, Y.shape[1])
+    counts, co = K.node_label_stats(yp, yi, rows, lm, Y.shape[1], w)
     lptr, lidx = K.local_labels(yp, yi, rows, lm)
     return counts, co, lptr, lidx, rows
 
@@ -186,12 +188,7 @@ def test_sparse_search_of_01_features_equals_brute_force(seed, n, d, L, m, crit,
     base = rng.random((n, 1))
     Y = ((rng.random((n, L)) + 0.5 * base) > 0.8).astype(np.uint8)
     w = rng.uniform(0.2, 3.0, n) if weighted else None
-    Yc = sp.csr_matrix(Y)
-    rows = np.arange(n, dtype=np.int64)
-    lm = np.arange(L, dtype=np.int64)
-    yp, yi = Yc.indptr.astype(np.int64), Yc.indices.astype(np.int64)
-    tc, tC = K.node_label_stats(yp, yi, rows, lm, L, w)
-    lptr, lidx = K.local_labels(yp, yi, rows, lm)
+    tc, tC, lptr, lidx, rows = _stats(Y, w)
     m = _per_feature(seed, d, m)
     Xs = sp.csr_matrix(X)
     f, t, q = K.best_split_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
@@ -269,12 +266,7 @@ def test_weighted_split_search_equals_weighted_brute_force(seed, n, d, L, m, cri
     children's minimum size, dense and sparse, against the weighted brute force."""
     X, Y = _random_problem(seed, n, d, L, sparse_frac=0.5 if sparse else 0.0)
     w = np.random.default_rng(seed + 7).uniform(0.2, 3.0, n)
-    Yc = sp.csr_matrix(Y)
-    rows = np.arange(n, dtype=np.int64)
-    lm = np.arange(L, dtype=np.int64)
-    yp, yi = Yc.indptr.astype(np.int64), Yc.indices.astype(np.int64)
-    tc, tC = K.node_label_stats(yp, yi, rows, lm, L, w)
-    lptr, lidx = K.local_labels(yp, yi, rows, lm)
+    tc, tC, lptr, lidx, rows = _stats(Y, w)
     m = _per_feature(seed, d, m)
     if sparse:
         Xs = sp.csr_matrix(X)
