@@ -126,6 +126,18 @@ def _random_problem(seed, n, d, L, sparse_frac=0.0):
     return X, Y
 
 
+def _check_against_brute_force(X, Y, m, crit, f, t, q, w=None) -> bool:
+    """The kernel's best split ``(f, t, q)`` has the brute force's quality, and its
+    partition scores ``q``; ``False`` (with ``f < 0`` checked) when no split is valid."""
+    nf, nt, nq = naive.best_split(X, Y, m, crit, w)
+    if nf < 0:
+        assert f < 0
+        return False
+    assert q == pytest.approx(nq, abs=1e-9)
+    assert naive.split_quality(Y, X[:, f] <= t, crit, w) == pytest.approx(q, abs=1e-9)
+    return True
+
+
 def _per_feature(seed, d, m):
     """Minimum child sizes per feature: m for every feature, or (odd seeds) a mix of 1..m
     so that features with different minima compete."""
@@ -143,13 +155,7 @@ def test_dense_split_search_equals_brute_force(seed, n, d, L, m, crit):
     m = _per_feature(seed, d, m)
     f, t, q = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc, tC,
                                  np.arange(d), m, crit)
-    nf, nt, nq = naive.best_split(X, Y, m, crit)
-    if nf < 0:
-        assert f < 0
-        return
-    assert q == pytest.approx(nq, abs=1e-9)
-    left = X[:, f] <= t
-    assert naive.split_quality(Y, left, crit) == pytest.approx(q, abs=1e-9)
+    _check_against_brute_force(X, Y, m, crit, f, t, q)
 
 
 @settings(max_examples=40, deadline=None)
@@ -163,12 +169,8 @@ def test_sparse_split_search_equals_dense(seed, n, d, L, m, crit):
     fmask = np.ones(d, np.bool_)
     f, t, q = K.best_split_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
                                   Xs.data, d, rows, lptr, lidx, tc, tC, fmask, m, crit)
-    nf, nt, nq = naive.best_split(X, Y, m, crit)
-    if nf < 0:
-        assert f < 0
+    if not _check_against_brute_force(X, Y, m, crit, f, t, q):
         return
-    assert q == pytest.approx(nq, abs=1e-9)
-    assert naive.split_quality(Y, X[:, f] <= t, crit) == pytest.approx(q, abs=1e-9)
     mask = K.partition_mask_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
                               Xs.data, rows, f, t)
     assert np.array_equal(mask, X[:, f] <= t)
@@ -194,12 +196,7 @@ def test_sparse_search_of_01_features_equals_brute_force(seed, n, d, L, m, crit,
     f, t, q = K.best_split_sparse(Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64),
                                   Xs.data, d, rows, lptr, lidx, tc, tC, np.ones(d, np.bool_),
                                   m, crit, weights=w)
-    nf, nt, nq = naive.best_split(X, Y, m, crit, w)
-    if nf < 0:
-        assert f < 0
-        return
-    assert q == pytest.approx(nq, abs=1e-9)
-    assert naive.split_quality(Y, X[:, f] <= t, crit, w) == pytest.approx(q, abs=1e-9)
+    _check_against_brute_force(X, Y, m, crit, f, t, q, w)
 
 
 def test_histogram_bins_only_restrict_candidates():
@@ -276,12 +273,7 @@ def test_weighted_split_search_equals_weighted_brute_force(seed, n, d, L, m, cri
     else:
         f, t, q = K.best_split_dense(_T(X), np.zeros((0, 0), np.uint16), rows, lptr, lidx, tc,
                                      tC, np.arange(d), m, crit, weights=w)
-    nf, nt, nq = naive.best_split(X, Y, m, crit, w)
-    if nf < 0:
-        assert f < 0
-        return
-    assert q == pytest.approx(nq, abs=1e-9)
-    assert naive.split_quality(Y, X[:, f] <= t, crit, w) == pytest.approx(q, abs=1e-9)
+    _check_against_brute_force(X, Y, m, crit, f, t, q, w)
 
 
 @settings(max_examples=30, deadline=None)
