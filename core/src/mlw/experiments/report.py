@@ -280,6 +280,16 @@ def render_html(sections: list[Section], title: str) -> str:
 
 
 # --- assembling ------------------------------------------------------------------------------
+def fit_time_column(df: Any) -> str:
+    """The column that ranks learners by training cost: ``fit_cpu_seconds`` (process
+    CPU, compiling excluded) when every row of ``df`` has it, else ``fit_seconds``
+    (wall clock, which grows with the load: the only time a store written before
+    ``fit_cpu_seconds`` existed has)."""
+    if "fit_cpu_seconds" in df.columns and df["fit_cpu_seconds"].null_count() == 0:
+        return "fit_cpu_seconds"
+    return "fit_seconds"
+
+
 def _timing_title(timing: MetricSummary) -> str:
     if timing.metric == "fit_cpu_seconds":
         return "Fit CPU seconds (mean over folds)"
@@ -297,8 +307,7 @@ def _timing_summary(df: Any, learners: list[str], datasets: list[str]) -> Metric
     ok = df.filter(pl.col("status") == "ok")
     if ok.height == 0:
         return None
-    column = "fit_cpu_seconds" if "fit_cpu_seconds" in ok.columns and \
-        ok["fit_cpu_seconds"].null_count() == 0 else "fit_seconds"
+    column = fit_time_column(ok)
     shape = (len(datasets), len(learners))
     mean, sd = np.full(shape, np.nan), np.full(shape, np.nan)
     counts = np.zeros(shape, dtype=int)
