@@ -56,9 +56,10 @@ def children_lists(parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ptr, ch
 
 
-def is_switching(design: Design, theta: np.ndarray) -> bool:
-    """Whether a tree's ``theta`` holds switching factors (two regressions each)."""
-    return theta.shape[-1] == 2 * (design.m + 2)
+def is_switching(m: int, theta: np.ndarray) -> bool:
+    """Whether a tree's ``theta`` (``m`` features) holds switching factors (two
+    regressions each)."""
+    return theta.shape[-1] == 2 * (m + 2)
 
 
 def split_by(p: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -74,7 +75,7 @@ def fit_tree(design: Design, Yt: np.ndarray, parent: np.ndarray, s: np.ndarray,
     switching factor fits its two regressions on the rows where the parent is 0 and
     where it is 1."""
     m2 = design.m + 2
-    switching = is_switching(design, theta)
+    switching = is_switching(design.m, theta)
     for i in range(Yt.shape[0]):
         if parent[i] < 0:
             _logistic.fit(design, Yt[i], s, None, rows, lam[i], theta[i, :m2], max_iter)
@@ -167,7 +168,7 @@ class Mixture:
         T = np.stack(self.thetas)
         P = np.stack(self.parents)
         m, m2 = design.m, design.m + 2
-        if not is_switching(design, T):
+        if not is_switching(design.m, T):
             return Stacked(T[:, :, :m] * design.scale, np.ascontiguousarray(T[:, :, m]),
                            np.ascontiguousarray(T[:, :, m + 1]), P)
         # switching: the parent-0 regression, and the change of the logit at parent 1
@@ -237,7 +238,7 @@ def penalty(mix: Mixture, lam: np.ndarray, m: int) -> float:
     total = 0.0
     for parent, theta in zip(mix.parents, mix.thetas, strict=True):
         sq = (theta[:, : m + 1] ** 2).sum(axis=1)
-        if theta.shape[1] == 2 * (m + 2):
+        if is_switching(m, theta):
             sq = sq + np.where(parent >= 0, (theta[:, m + 2: 2 * m + 3] ** 2).sum(axis=1), 0.0)
         total += float(0.5 * (lam * sq).sum())
     return total
