@@ -80,6 +80,19 @@ def test_joint_learner_ignores_thresholds_and_predicts_its_decision() -> None:
     np.testing.assert_array_equal(model.predict(X[:2]), [[1, 1, 1], [1, 1, 1]])  # 2/4 >= 0.5
 
 
+def test_unfitted_learner_raises_what_check_is_fitted_raises() -> None:
+    # the core's own fitted check (no tag lookup on every predict) keeps scikit-learn's
+    # exception and message, for every public entry point
+    from sklearn.utils.validation import check_is_fitted
+
+    with pytest.raises(NotFittedError) as sk:
+        check_is_fitted(ScoreLearner(), "n_labels_")
+    for call in ("predict", "predict_proba", "predict_with_scores"):
+        with pytest.raises(NotFittedError) as ours:
+            getattr(ScoreLearner(), call)(X)
+        assert str(ours.value) == str(sk.value)
+
+
 def test_validation_errors_are_one_line() -> None:
     with pytest.raises(NotFittedError):
         ScoreLearner().predict(X)
