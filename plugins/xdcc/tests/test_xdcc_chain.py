@@ -146,9 +146,9 @@ def test_xdcc_fit_staged_and_both_variants():
     assert P.shape == Y.shape and np.all((P >= 0) & (P <= 1))
     np.testing.assert_array_equal(m.predict(X), (P >= 0.5).astype(np.uint8))
     assert (m.predict(X) == Y).mean() > 0.9
-    # the default chain length: ceil(cardinality) + 1, at most 3 (issue 19) and at most L
+    # the default chain length: ceil(cardinality) + 1, at most 2 (issue 19) and at most L
     d = XDCC(n_estimators=3, max_depth=2).fit(X, Y)
-    assert d.chain_length_ == min(3, int(np.ceil(Y.sum(1).mean())) + 1)
+    assert d.chain_length_ == min(2, int(np.ceil(Y.sum(1).mean())) + 1) == 2
     assert len(d.round_seconds_) == d.chain_length_
     assert all(np.diff(d.round_seconds_) >= 0)
 
@@ -174,13 +174,19 @@ def test_xdcc_and_cc_default_decision_is_the_core_default():
 
 
 def test_default_chain_length_is_bounded_on_high_cardinality():
-    """Issue 19: 12 labels, 10 per instance (ceil + 1 = 11) train only 3 rounds; one
-    label trains one."""
+    """Issue 19: 12 labels, 10 per instance (ceil + 1 = 11) train only 2 rounds (the cap,
+    MAX_DEFAULT_CHAIN_LENGTH); one label, or no label in any row, trains one round (ML-XGB);
+    an explicit chain_length is not capped."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(40, 3))
     Y = (rng.random((40, 12)) < 0.85).astype(np.uint8)
-    assert XDCC(n_estimators=2, max_depth=2).fit(X, Y).chain_length_ == 3
+    from mlw_xdcc.xdcc import MAX_DEFAULT_CHAIN_LENGTH
+
+    assert MAX_DEFAULT_CHAIN_LENGTH == 2
+    d = XDCC(n_estimators=2, max_depth=2).fit(X, Y)
+    assert d.chain_length_ == 2 and len(d.ensembles_) == len(d.round_seconds_) == 2
     assert XDCC(n_estimators=2, max_depth=2).fit(X, Y[:, :1]).chain_length_ == 1
+    assert XDCC(n_estimators=2, max_depth=2).fit(X, np.zeros_like(Y)).chain_length_ == 1
     assert XDCC(n_estimators=2, max_depth=2, chain_length=7).fit(X, Y).chain_length_ == 7
 
 

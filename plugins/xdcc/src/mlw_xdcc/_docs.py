@@ -24,7 +24,7 @@ JOINT_THRESHOLD_DOCS = {
 
 XDCC_DOCS = {
     "chain_length": "rounds of the dynamic chain (default: ceil(label cardinality) + 1, "
-                    "at most 3 and at most the number of labels)",
+                    "at most 2 and at most the number of labels)",
     "cumulated": "Eq. 9: non-propagated labels take the max over rounds (XDCC-cum); "
                  "False: they are negative (XDCC-std)",
     "label_features": "what a propagated label feeds later rounds: 'probability' (Eq. 8) "

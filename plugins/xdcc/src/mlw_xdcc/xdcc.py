@@ -19,18 +19,24 @@ from mlw_xdcc.binning import append_binary_block, append_block, bin_matrix, cuts
 from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 
 #: the default chain length never exceeds this many rounds (issue 19: a chain of c rounds
-#: costs about c ML-XGB fits; the README gives the measurements behind the value)
-MAX_DEFAULT_CHAIN_LENGTH = 3
+#: costs about c ML-XGB fits, and 3 rounds put a fit at 2.67-3.11 ML-XGB fits on a
+#: generated set with 174 labels; 2 rounds changed example F1 by -0.0003..+0.0095 on the
+#: shared sets: the README's "High label cardinality" gives the measurements)
+MAX_DEFAULT_CHAIN_LENGTH = 2
 
 
 def default_chain_length(cardinality: float, n_labels: int) -> int:
     """The chain length ``XDCC(chain_length=None)`` uses: ``ceil(cardinality) + 1``, at
     most :data:`MAX_DEFAULT_CHAIN_LENGTH` and at most ``n_labels``.
 
+    ``ceil(cardinality) + 1`` is at least 2 whenever a training row has a label, so the
+    cap makes the default 2 rounds there; 1 round (ML-XGB) when no row has a label or
+    there is one label.
+
     >>> [default_chain_length(c, L) for c, L in ((1.07, 6), (4.24, 14), (26.0, 174))]
-    [3, 3, 3]
-    >>> default_chain_length(0.9, 6), default_chain_length(3.0, 1)
-    (2, 1)
+    [2, 2, 2]
+    >>> default_chain_length(0.9, 6), default_chain_length(0.0, 6), default_chain_length(3.0, 1)
+    (2, 1, 1)
     """
     return int(max(1, min(math.ceil(cardinality) + 1, MAX_DEFAULT_CHAIN_LENGTH, n_labels)))
 
@@ -163,10 +169,11 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
 
     ``chain_length``: number of rounds (``None``: :func:`default_chain_length`, the
     training label cardinality rounded up plus one, at most
-    :data:`MAX_DEFAULT_CHAIN_LENGTH` = 3 and at most the number of labels).  Each round
-    costs about one ML-XGB fit, so the cap bounds the default fit time whatever the
-    cardinality; XDCC-cum converges in the first rounds (the paper's Figure 2; see the
-    README for the measurements behind the cap).  ``round_seconds_`` holds the process
+    :data:`MAX_DEFAULT_CHAIN_LENGTH` = 2 and at most the number of labels: 2 rounds on
+    any data with a label).  Each round costs about one ML-XGB fit, so the cap bounds
+    the default fit time whatever the cardinality; XDCC-cum converges in the first
+    rounds (the paper's Figure 2; see the README for the measurements behind the cap).
+    Set ``chain_length`` for a longer chain (the paper's grids do).  ``round_seconds_`` holds the process
     CPU time at the end of each training round.
 
     ``fit(X, Y, sample_weight=w)``: each booster of the chain weighs its rows'
