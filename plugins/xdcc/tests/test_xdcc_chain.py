@@ -260,3 +260,30 @@ def test_xdcc_out_of_fold_training_scores_are_predict_proba():
     X, Y = _toy()
     m = XDCC(n_estimators=10, propagation="out_of_fold", propagation_folds=3).fit(X, Y)
     np.testing.assert_array_equal(m._training_scores(X, Y), m.predict_proba(X))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_chain_of_length_one_grows_ml_xgbs_trees(sparse):
+    """The paper (Section 4.2): "length 1 corresponds to ML-XGB".  Round 1's 0 label-
+    features are missing in every row, are never binned, and do not count in the rule
+    that chooses between building a child from its rows and subtracting (they did until
+    2026-11-23: there the trees' histogram sums were added in another order and split
+    near-ties parted, test margins up to 1.0 apart after 10 trees); so the trees, leaf
+    values and scores are bit for bit ML-XGB's.  With enough rows and labels that
+    the two counts disagreed on many nodes (300 rows x 40 features, 30 labels)."""
+    import scipy.sparse as sps
+
+    from mlw_xdcc import MLXGB
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 40))
+    Y = (X[:, :30] + 0.8 * rng.normal(size=(300, 30)) > 0.6).astype(np.uint8)
+    Xin = sps.csr_matrix(np.where(np.abs(X) < 0.4, 0.0, X)) if sparse else X
+    kw = dict(n_estimators=8, max_depth=5, subsample=0.8, random_state=2)
+    ml = MLXGB(**kw).fit(Xin, Y)
+    ch = XDCC(chain_length=1, **kw).fit(Xin, Y)
+    a, b = ml.ensemble_, ch.ensembles_[0]
+    for name in ("base_margin", "roots", "feature", "threshold", "default_left", "left",
+                 "right", "value"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_array_equal(ml.predict_proba(Xin), ch.predict_proba(Xin))

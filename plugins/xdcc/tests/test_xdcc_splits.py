@@ -154,7 +154,7 @@ def _grow(B, g, h, crit, lam=1.0, mcw=0.0, depth=1, eta=1.0, slots=None):
                 nv=np.empty((max_nodes, L)))
     pool = np.full((slots, B.total_bins, 2 * L + 1), np.nan)   # dirty on purpose
     k = K.grow_tree(*B.kernel_layout(), B.feat_off,
-                    np.ones(d, np.bool_), np.arange(d, dtype=np.int64), GH,
+                    np.ones(d, np.bool_), np.arange(d, dtype=np.int64), B.total_bins, GH,
                     np.arange(n, dtype=np.int64), L, depth, SPLIT_CRITERIA.index(crit), lam,
                     0.0, mcw, eta, pool, np.zeros(slots, np.bool_), np.empty(n, np.int64),
                     np.full((max_nodes, 2 * L + 1), np.nan), *arrs.values())

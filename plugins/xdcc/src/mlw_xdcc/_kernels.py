@@ -413,17 +413,21 @@ def _take_slot(pool, clean, free, n_free):
 
 
 @njit(cache=True)
-def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
+def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, n_bins, GH, rows,
               L, max_depth, crit, lam, gamma, mcw, eta, pool, clean, tmp, sums,
               node_feat, node_bin, node_dl, node_left, node_right, node_gain, node_value):
     """Grow one tree depth-first (the same tree as level-wise growth: no leaf limit).
 
     ``fmask`` marks the features drawn for the tree (``colsample_bytree``) and
     ``feats`` those of them that have a present value in some training row: only
-    ``feats`` are binned into histograms and searched, while the number of drawn
-    features decides, as before, when a node's children are built from rows (so a
-    feature missing everywhere, like the chain's label-features before their label is
-    propagated, costs nothing and leaves the trees and their rounding as they were).
+    ``feats`` are binned into histograms and searched.  ``n_bins`` is the number of
+    histogram bins of the features present in some training row.  A node's children
+    are built from their rows instead of by subtraction when ``rows x len(feats) <=
+    n_bins``: both counts leave out the features missing everywhere (the chain's
+    label-features before their label is propagated), which are never binned, so such
+    a feature changes neither the cost nor the trees and their rounding, and the
+    chain's round 1 grows exactly ML-XGB's trees (the paper's "length 1 corresponds to
+    ML-XGB").
 
     Histograms live in a pool of buffers (``clean[s]``: buffer ``s`` is all zero; the
     flags persist across trees).  For a large node the smaller child is built from its
@@ -442,11 +446,7 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
     W = 2 * L + 1
     m = rows.shape[0]
     n_slots = pool.shape[0]
-    total_bins = pool.shape[1]
-    n_active = 0
-    for f in range(fmask.shape[0]):
-        if fmask[f]:
-            n_active += 1
+    n_active = feats.shape[0]
     free = np.empty(n_slots, dtype=np.int64)
     n_free = n_slots
     for s in range(n_slots):
@@ -530,7 +530,7 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, GH, rows,
                 for j in range(L):
                     den = sums[c, L + j] + lam
                     node_value[c, j] = -eta * sums[c, j] / den if den > 0.0 else 0.0
-        direct = (end - start) * n_active <= total_bins
+        direct = (end - start) * n_active <= n_bins
         if not split or depth + 1 >= max_depth or direct:
             # the node's histogram is no longer needed: give the buffer back
             if from_rows:

@@ -242,6 +242,7 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
                 else np.flatnonzero(w > 0).astype(np.int64))
     n_cols = max(1, int(round(params.colsample_bytree * d))) if d else 0
     present = B.present_features()
+    n_bins = int(np.diff(B.feat_off)[present].sum())   # bins of the present features
     codes = CodeMatrix.of(B)
     for t in range(params.n_estimators):
         if params.subsample < 1.0:
@@ -254,12 +255,12 @@ def fit_ensemble(B: BinnedMatrix, Y: np.ndarray, params: BoosterParams, *,
             feats = np.arange(d, dtype=np.int64)
         fmask = np.zeros(d, dtype=np.bool_)
         fmask[feats] = True
-        feats = feats[present[feats]]   # drawn as before; searched if ever present
+        feats = feats[present[feats]]   # drawn and present in some row: binned, searched
         K.logistic_gradients(margin, Y, mask, GH)
         if w is not None:
             GH[:, :2 * L] *= w[:, None]
-        k = K.grow_tree(*B.kernel_layout(), B.feat_off, fmask, feats, GH, rows, L, depth,
-                        crit, float(params.reg_lambda), float(params.gamma),
+        k = K.grow_tree(*B.kernel_layout(), B.feat_off, fmask, feats, n_bins, GH, rows, L,
+                        depth, crit, float(params.reg_lambda), float(params.gamma),
                         float(params.min_child_weight), float(params.learning_rate), pool,
                         clean, tmp, sums, nf, nb, ndl, nl, nr, ng, nv)
         codes.add_tree(k, nf, nb, ndl, nl, nv, margin)
