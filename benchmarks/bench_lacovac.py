@@ -9,16 +9,21 @@ files stay CSR for both: scikit-learn's tree takes CSR X, and LaCovaC never dens
 it). scikit-learn's tree gets min_samples_leaf=5 (LaCovaC's m = 5, the peer the issue
 names; LaCovaC's own children may be smaller on 0/1 features, see ``min_child``) and a
 dense Y (it does not accept a sparse target). Prediction: LaCovaC's ``predict_proba``
-against scikit-learn's ``predict_proba`` on the test split, and LaCovaC's one-pass
-``predict_with_scores`` (joint decision and marginals) beside it.
+against scikit-learn's ``predict_proba`` on the test split (each through its public
+method, its own input checks included), and LaCovaC's one-pass ``predict_with_scores``
+(joint decision and marginals) beside it. A second table splits each side's
+``predict_proba``: LaCovaC's plugin (``_predict_proba`` on X validated once) against the
+core's wrapper around it, scikit-learn's ``tree_.predict`` (on X already in float32)
+against the rest of its ``predict_proba``.
 
 Times are CPU seconds of the calling thread (time.thread_time, so other jobs on the
-machine distort them less than wall time; see ``cpu_time``), the best of ``--repeats`` runs (predictions, about a
-millisecond each: of 10x as many, each timing 10 calls), after one warm-up fit that
-also loads the compiled numba kernels. The sides are called in turn (scikit-learn,
-LaCovaC, ML-C4.5, then again), so a change of the machine's load during the run reaches
-both sides of a ratio alike. The ratios are LaCovaC / scikit-learn; the issue's
-targets: fit <= 1.5 on yeast and scene, <= 1 on enron and bibtex, predict <= 1.
+machine distort them less than wall time; see ``cpu_time``), the best of ``--repeats``
+runs (predictions, about a millisecond each: of 10x as many, each timing 10 calls),
+after one warm-up fit that also loads the compiled numba kernels. The sides are called
+in turn (scikit-learn, LaCovaC, ML-C4.5, then again), so a change of the machine's load
+during the run reaches both sides of a ratio alike. The ratios are LaCovaC /
+scikit-learn; the issue's targets: fit <= 1.5 on yeast and scene, <= 1 on enron and
+bibtex, predict <= 1.
 
 ``c45`` is ML-C4.5 from the same builder (one tree for all labels, no vertical splits,
 the same stopping rule): the tree whose shape is closest to scikit-learn's, so its ratio
@@ -124,6 +129,7 @@ def main() -> None:
           f"{'nodes':>6} {'sk nodes':>8} {'c45 fit':>7} {'ratio':>6} {'c45 nodes':>9} "
           f"{'load':>5}")
     profiles = {}
+    split = {}
     for name in args.datasets.split(","):
         tr = mlw.load_dataset(DATA / f"{name}-train.arff")
         te = mlw.load_dataset(DATA / f"{name}-test.arff")
@@ -141,9 +147,17 @@ def main() -> None:
         model.predict_proba(Xt)
         # predictions take milliseconds: best of 10x the repeats of 10 calls each, both
         # sides, alternated
-        p_sk, p, pw = cpu_best_alternating(
+        # and each side's own part: LaCovaC's _predict_proba on X validated once (the
+        # core's predict_proba wrapper is the rest: X's checks and the score contract),
+        # scikit-learn's tree_.predict on X already in its float32 (the rest of its
+        # predict_proba: its checks, the float32 copy, a normalised array per label)
+        Xv = model._validate_X(Xt, reset=False)
+        X32 = Xt.astype(np.float32) if sp.issparse(Xt) else np.ascontiguousarray(Xt, np.float32)
+        p_sk, p, pw, p_in, p_skt = cpu_best_alternating(
             [lambda: sk.predict_proba(Xt), lambda: model.predict_proba(Xt),
-             lambda: model.predict_with_scores(Xt)], 10 * args.repeats, calls=10)
+             lambda: model.predict_with_scores(Xt), lambda: model._predict_proba(Xv),
+             lambda: sk.tree_.predict(X32)], 10 * args.repeats, calls=10)
+        split[name] = (p, p_in, p_sk, p_skt)
         print(f"{name:8} {shape:>17} {kind:6} {t:7.3f} {t_sk:7.3f} {t / t_sk:6.2f} "
               f"{TARGET.get(name, np.nan):6.1f} {1e3 * p:8.3f} {1e3 * pw:8.3f} "
               f"{1e3 * p_sk:7.3f} "
@@ -159,6 +173,18 @@ def main() -> None:
             prof["ref"] = cpu_time() - t0
             prof["same"] = float(rtree.same_as(model.tree_))
         profiles[name] = prof
+
+    print("\npredict_proba, CPU ms per call, each side's own work apart (same timings as "
+          "above): LaCovaC's = its plugin's _predict_proba + the core's wrapper (X's checks, "
+          "the score contract); scikit-learn's = its tree_.predict on float32 X + its checks, "
+          "float32 copy and per-label arrays")
+    print(f"{'dataset':8} {'proba':>7} {'plugin':>7} {'wrapper':>7} {'share':>6} {'sk':>7} "
+          f"{'sk tree':>7} {'sk rest':>7} {'share':>6} {'ratio':>6} {'plugin/sk':>9}")
+    for name, (p, p_in, p_sk, p_skt) in split.items():
+        print(f"{name:8} {1e3 * p:7.3f} {1e3 * p_in:7.3f} {1e3 * (p - p_in):7.3f} "
+              f"{(p - p_in) / p:6.0%} {1e3 * p_sk:7.3f} {1e3 * p_skt:7.3f} "
+              f"{1e3 * (p_sk - p_skt):7.3f} {(p_sk - p_skt) / p_sk:6.0%} {p / p_sk:6.2f} "
+              f"{p_in / p_sk:9.2f}")
 
     print("\nprofile of one LaCovaC fit, CPU s (best of repeats); ref = the Python reference "
           "builder's fit, same = its tree equals the numba builder's node for node")
