@@ -203,8 +203,17 @@ def _joint_rules(model: Any, Xte: Any, Yte: Any) -> dict[str, Any]:
     return out
 
 
+def _cpu_rlimit(cpu_limit: int) -> tuple[int, int]:
+    """The child's (soft, hard) RLIMIT_CPU: ``cpu_limit`` seconds and 5 s of grace,
+    within the hard limit inherited from the shell (``ulimit -t``), which a process can
+    lower but never raise (raising it made every cell fail as a CPU-limit cell)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    new_hard = cpu_limit + 5 if hard == resource.RLIM_INFINITY else min(cpu_limit + 5, hard)
+    return min(cpu_limit, new_hard), new_hard
+
+
 def _child(dataset: str, learner: str, cpu_limit: int, conn: Any) -> None:
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 5))
+    resource.setrlimit(resource.RLIMIT_CPU, _cpu_rlimit(cpu_limit))
     try:
         import numba
 
