@@ -19,7 +19,8 @@ choice refit and scored in all ten folds).  It runs this procedure, not ``mlw be
 because the harness would fit XDCC-std and XDCC-cum as two 360-setting cells; here
 (every shortcut exact, no setting approximated):
 
-* XDCC-std and XDCC-cum are the two decisions (Eq. 9) of the same chains, tuned apart;
+* XDCC-std and XDCC-cum are the two decisions (Eq. 9) of the same chains, tuned apart
+  (chain length: the config's ``chain_length``, 3);
 * ``--xdcc-split ml`` (default): XDCC searches rounds x eta x depth with the split
   method ML-XGB chose on the same validation part, then the five other methods at the
   (rounds, eta, depth) each XDCC variant chose (``all``: the 360 settings);
@@ -203,10 +204,15 @@ def _f1(Y: np.ndarray, P: np.ndarray) -> float:
     return float(mlw.evaluate(Y, P, metrics=["f1_example"])["f1_example"])
 
 
-def _chain_length(Y: np.ndarray) -> int:
-    """The XDCC learner's own default chain length for these training labels."""
+def _chain_length(run: dict, Y: np.ndarray) -> int:
+    """XDCC's chain length: the config's (``chain_length`` of its xdcc learners, 3: what
+    every Table 3 run measured), else the learner's default for these labels."""
     from mlw_xdcc.xdcc import default_chain_length
 
+    given = {e.params.get("chain_length") for e in run["config"].learners
+             if e.learner == "xdcc"}
+    if len(given) == 1 and None not in given:
+        return min(int(given.pop()), Y.shape[1])
     return default_chain_length(float(Y.sum()) / Y.shape[0], Y.shape[1])
 
 
@@ -253,7 +259,7 @@ def validation_scores(run: dict, family: str, grid: dict, Xfi: Any, Yfi: np.ndar
         keys.append("split")
     if family == "XDCC":
         keys.insert(0, "n_estimators")
-    c, seed = _chain_length(Yfi), run["seed"]
+    c, seed = _chain_length(run, Yfi), run["seed"]
     bases = [dict(zip(keys, v, strict=True)) for v in itertools.product(*(grid[k] for k in keys))]
     fits = reused = 0
     for base in (bases[::-1] if reverse else bases):
@@ -308,15 +314,16 @@ def _xdcc_split_refinement(run: dict, best: dict, log: Any) -> dict:
     return best
 
 
-def _refit(family: str, cfg: dict, Xtr: Any, Ytr: np.ndarray, Xte: Any, seed: int
+def _refit(run: dict, family: str, cfg: dict, Xtr: Any, Ytr: np.ndarray, Xte: Any
            ) -> tuple[dict[str, np.ndarray], float, float]:
     """The chosen setting fit on the whole training part: ({variant: test decisions},
     fit wall seconds, fit thread CPU seconds)."""
     from mlw_xdcc import BRXGB, CCXGB, MLXGB, XDCC
 
+    seed = run["seed"]
     t, c = time.perf_counter(), time.thread_time()
     if family == "XDCC":
-        m = XDCC(chain_length=_chain_length(Ytr), **cfg, random_state=seed,
+        m = XDCC(chain_length=_chain_length(run, Ytr), **cfg, random_state=seed,
                  threshold=None).fit(Xtr, Ytr)
         wall, cpu = time.perf_counter() - t, time.thread_time() - c
         both = m.predict_all(Xte)
@@ -357,7 +364,7 @@ def _records(run: dict, family: str, best: dict, log: Any) -> list[dict]:
         for variant, (f_val, cfg) in best.items():
             k = json.dumps(cfg, sort_keys=True)
             if k not in refits:
-                refits[k] = _refit(family, cfg, Xa, Ya, Xb, run["seed"])
+                refits[k] = _refit(run, family, cfg, Xa, Ya, Xb)
             preds, wall, cpu = refits[k]
             P = preds[variant]
             m = mlw.evaluate(Yb, P, metrics=["hamming_loss", "subset_accuracy", "f1_example"])
