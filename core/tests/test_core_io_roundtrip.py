@@ -132,6 +132,19 @@ def test_csv_parquet_round_trip(ds, fmt, by_count):
     np.testing.assert_array_equal(back.Y, ds.Y)
 
 
+@pytest.mark.parametrize("name", ["data[1]", "run*", "a?b"])
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_file_names_with_glob_characters_load(tmp_path, name, fmt):
+    # polars scans a Parquet path as a glob pattern unless told not to: "data[1].parquet"
+    # failed with "expanded paths were empty"
+    df = pl.DataFrame({"x": [0.5, 1.5, 2.5], "y": [1, 0, 1]})
+    path = tmp_path / f"{name}.{fmt}"
+    df.write_csv(path) if fmt == "csv" else df.write_parquet(path)
+    ds = mlw.load_dataset(path, n_labels=-1)  # the last column
+    np.testing.assert_array_equal(np.asarray(ds.X).ravel(), [0.5, 1.5, 2.5])
+    np.testing.assert_array_equal(np.asarray(ds.Y).ravel(), [1, 0, 1])
+
+
 def test_csv_text_columns_follow_the_nominal_policy(tmp_path):
     p = tmp_path / "t.csv"
     p.write_text("color,answer,x,y1,y2\nred,yes,1.5,1,0\nblue,no,,0,1\ngreen,yes,3,1,1\n"

@@ -156,7 +156,7 @@ class ResultStore:
         try:
             check_parquet(self.path)  # a corrupt count can make polars abort the process
             with rust_panic_text_dropped():
-                return pl.read_parquet(self.path)
+                return pl.read_parquet(self.path, glob=False)  # a name is not a pattern
         except (Exception, pl.exceptions.PanicException) as exc:
             raise ValueError(f"{self.path} is not a readable Parquet file ({type(exc).__name__}"
                              f"); it is left as it is: move it away to start anew") from None
@@ -172,7 +172,7 @@ class ResultStore:
             try:
                 check_parquet(p)
                 with rust_panic_text_dropped():
-                    frames.append(pl.read_parquet(p))
+                    frames.append(pl.read_parquet(p, glob=False))
                 used.append(p)
             except (Exception, pl.exceptions.PanicException) as exc:  # pragma: no cover
                 # (atomic writes prevent this)

@@ -308,7 +308,7 @@ def parquet_columns(path: str | Path) -> list[str]:
     check_parquet(path)
     try:
         with rust_panic_text_dropped():
-            return list(pl.scan_parquet(path).collect_schema())
+            return list(pl.scan_parquet(path, glob=False).collect_schema())
     except _polars_failures() as exc:
         if isinstance(exc, (FileNotFoundError, PermissionError, DataFormatError)):
             raise
@@ -334,13 +334,13 @@ def load_parquet(path: str | Path, *, n_labels: int | None = None,
     check_parquet(path)
     try:
         with rust_panic_text_dropped():
-            lazy = pl.scan_parquet(path)
+            lazy = pl.scan_parquet(path, glob=False)  # a file name is not a pattern
             n_columns = len(lazy.collect_schema())
             n_rows = int(lazy.select(pl.len()).collect().item())
             check_columns(path, n_columns, "columns")
             check_memory(path, 8.0 * n_rows * n_columns,
                          f"a table of {n_rows:,} rows x {n_columns:,} columns")
-            df = pl.read_parquet(path)
+            df = pl.read_parquet(path, glob=False)
     except _polars_failures() as exc:
         if isinstance(exc, (FileNotFoundError, PermissionError, DataFormatError)):
             raise
