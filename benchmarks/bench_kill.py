@@ -8,11 +8,12 @@ Each round starts ``mlw bench`` on the same results file (40 cells: the template
 learner and BR on emotions and flags, 10 folds), then either (one round in five) waits
 a random 0-3 s, killing it during start-up, or waits for its next finished cell and
 then a random 0-1.5 s (so kills land while a cell runs, while a part file or the
-compacted file is being written), sends SIGKILL to the ``mlw`` process only (its worker processes must die with
-it), and checks: the results read, every record is ``ok``, the number of records never
-shrinks, no worker process outlives the kill. When all cells are done the results
-file is moved aside and the run starts over, until ``--kills`` kills. At the end the
-last complete run is compared with an uninterrupted one, value for value.
+compacted file is being written), sends SIGKILL to the ``mlw`` process only (its
+worker processes must die with it), and checks: the results read, every record is
+``ok``, the number of records never shrinks, no worker process outlives the kill.
+When all cells are done the results file is moved aside and the run starts over,
+until ``--kills`` kills. At the end the last complete run is compared with an
+uninterrupted one, value for value.
 """
 
 from __future__ import annotations

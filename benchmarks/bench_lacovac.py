@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -142,7 +143,7 @@ def main() -> None:
         model = LaCovaC()
         c45 = MLC45().fit(X, Y)
         t_sk, t, t_c45 = cpu_best_alternating(
-            [lambda: sk.fit(X, Yd), lambda: model.fit(X, Y), lambda: c45.fit(X, Y)],
+            [partial(sk.fit, X, Yd), partial(model.fit, X, Y), partial(c45.fit, X, Y)],
             args.repeats)
         model.predict_proba(Xt)
         # predictions take milliseconds: best of 10x the repeats of 10 calls each, both
@@ -154,9 +155,9 @@ def main() -> None:
         Xv = model._validate_X(Xt, reset=False)
         X32 = Xt.astype(np.float32) if sp.issparse(Xt) else np.ascontiguousarray(Xt, np.float32)
         p_sk, p, pw, p_in, p_skt = cpu_best_alternating(
-            [lambda: sk.predict_proba(Xt), lambda: model.predict_proba(Xt),
-             lambda: model.predict_with_scores(Xt), lambda: model._predict_proba(Xv),
-             lambda: sk.tree_.predict(X32)], 10 * args.repeats, calls=10)
+            [partial(sk.predict_proba, Xt), partial(model.predict_proba, Xt),
+             partial(model.predict_with_scores, Xt), partial(model._predict_proba, Xv),
+             partial(sk.tree_.predict, X32)], 10 * args.repeats, calls=10)
         split[name] = (p, p_in, p_sk, p_skt)
         print(f"{name:8} {shape:>17} {kind:6} {t:7.3f} {t_sk:7.3f} {t / t_sk:6.2f} "
               f"{TARGET.get(name, np.nan):6.1f} {1e3 * p:8.3f} {1e3 * pw:8.3f} "

@@ -251,7 +251,7 @@ def compare(args) -> int:
     variants = [("default", base.filter(pl.col("label") == args.learner))]
     variants += [(v, table(v).filter(pl.col("label") == args.learner))
                  for v in args.against.split(",") if v]
-    print(f"| noise | L | n | Struct(Hl) 0/1 · Hl · 1−F1 | "
+    print("| noise | L | n | Struct(Hl) 0/1 · Hl · 1−F1 | "
           + " | ".join(f"{args.learner} {v}: 0/1 · Hl · 1−F1 (beats Hl on 0/1 · Hl · 1−F1;"
                        " C max)" for v, _ in variants) + " |")
     print("|---|---|---|---|" + "---|" * len(variants))

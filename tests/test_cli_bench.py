@@ -43,7 +43,8 @@ def test_bench_json_summary_and_rerun(tmp_path) -> None:
 
 def test_bench_tables_and_parameters_in_learner_specs(tmp_path) -> None:
     out = tmp_path / "r.parquet"
-    result = invoke("bench", "--learners", "br:threshold=pcut,base_estimator=logistic_regression,cc",
+    result = invoke("bench", "--learners",
+                    "br:threshold=pcut,base_estimator=logistic_regression,cc",
                     "--datasets", "emotions", "--cv", "2", "--metrics", "f1_micro",
                     "--out", str(out))
     assert result.exit_code == 0, result.output

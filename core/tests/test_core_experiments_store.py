@@ -107,7 +107,8 @@ def test_records_have_the_documented_columns(tmp_path) -> None:
     assert (summary.total, summary.ran, summary.skipped, summary.errors) == (6, 6, 0, [])
     df = summary.results
     for col in ("cell_id", "learner", "dataset", "fold", "seed", "params", "fit_seconds",
-                "fit_cpu_seconds", "predict_seconds", "peak_memory_mb", "cpu_seconds", "versions", "host",
+                "fit_cpu_seconds", "predict_seconds", "peak_memory_mb", "cpu_seconds", "versions",
+                "host",
                 "metric_f1_micro", "metric_hamming_loss", "status", "decision"):
         assert col in df.columns, col
     assert json.loads(df["versions"][0])["mlw-core"]

@@ -4,8 +4,8 @@ column names and types of the ``mlw bench`` results store, so one reader handles
 A record is a flat dict: ``learner``, ``dataset``, ``evaluation`` (``"holdout"`` or
 ``"cv"``), ``n_folds``, ``fold``, ``seed``, ``threshold``, ``params`` (JSON text),
 ``decision``, ``n_train``, ``n_test``, ``n_features``, ``n_labels``, ``fit_seconds``,
-``fit_cpu_seconds``, ``predict_seconds``, ``compile_seconds`` and one ``metric_<name>`` column per metric
-(:meth:`mlw.EvaluationResult.records`). Per-label records
+``fit_cpu_seconds``, ``predict_seconds``, ``compile_seconds`` and one ``metric_<name>``
+column per metric (:meth:`mlw.EvaluationResult.records`). Per-label records
 (:meth:`mlw.EvaluationResult.per_label_records`) have ``fold``, ``label`` and the
 columns of :func:`mlw.evaluate` with ``per_label=True``.
 """

@@ -200,8 +200,8 @@ class LCIF(_LCIFBase):
     conf_INS(x, y) is the cosine-similarity-weighted vote of the ``k_ins`` nearest
     training instances; conf_FL(x, y) = sum_j x_j sim(f_j, y) / sum_j x_j over the
     non-zero features j that have y among their ``k_feat`` most similar labels (cosine
-    between feature and label columns of the training data; ``feature_votes``). Features are scaled to
-    [0, 1]. One threshold is chosen by cardinality matching on leave-one-out training
+    between feature and label columns of the training data; ``feature_votes``). Features
+    are scaled to [0, 1]. One threshold is chosen by cardinality matching on leave-one-out training
     scores, with the top-label rule on.
 
     Parameters

@@ -173,8 +173,8 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
     any data with a label).  Each round costs about one ML-XGB fit, so the cap bounds
     the default fit time whatever the cardinality; XDCC-cum converges in the first
     rounds (the paper's Figure 2; see the README for the measurements behind the cap).
-    Set ``chain_length`` for a longer chain (the paper's grids do).  ``round_seconds_`` holds the process
-    CPU time at the end of each training round.
+    Set ``chain_length`` for a longer chain (the paper's grids do).  ``round_seconds_``
+    holds the process CPU time at the end of each training round.
 
     ``fit(X, Y, sample_weight=w)``: each booster of the chain weighs its rows'
     gradients and hessians and its label priors by ``w``, the quantile cuts of the

@@ -20,12 +20,12 @@ from mlw_lacovac._kernels.criterion import (
     CRIT_LACOVA,
     T_N,
     add_pairs,
-    njit_noref,
     evaluate,
     float_criterion,
     lacova_bound,
     lacova_exact,
     move_row,
+    njit_noref,
     reset_moved,
 )
 from mlw_lacovac._kernels.stats import row_weight
@@ -84,8 +84,8 @@ def search_ones(f0, f1, rows, w, lptr, lidx, tc, min_child, crit, pj, pk, ptc, p
     """The 0/1 features ``f0 .. f1 - 1`` of :func:`search_sparse` (each one candidate: the
     rows with the feature right, the rest left), against the best criterion so far
     ``best_q``: returns ``(feature, quality)`` of the best of them when it beats
-    ``best_q`` by more than 1e-12 (ties: the first feature), else feature -1. Compiled without reference
-    counting (it runs per feature; see ``njit_noref``)."""
+    ``best_q`` by more than 1e-12 (ties: the first feature), else feature -1. Compiled
+    without reference counting (it runs per feature; see ``njit_noref``)."""
     W = tot[T_N]
     pairs = crit == CRIT_LACOVA
     best_f = -1
