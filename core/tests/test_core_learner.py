@@ -81,8 +81,8 @@ def test_joint_learner_ignores_thresholds_and_predicts_its_decision() -> None:
 
 
 def test_unfitted_learner_raises_what_check_is_fitted_raises() -> None:
-    # the core's own fitted check (no tag lookup on every predict) keeps scikit-learn's
-    # exception and message, for every public entry point
+    # every public entry point of an unfitted learner raises scikit-learn's exception
+    # with scikit-learn's message
     from sklearn.utils.validation import check_is_fitted
 
     with pytest.raises(NotFittedError) as sk:

@@ -155,9 +155,8 @@ def check_outputs(model: Any, n: int, n_labels: int | None, *, Y_pred: Any = Non
             if not _zero_one(values):
                 fail("predict returned values other than 0 and 1")
         else:
-            # min and max carry a NaN through: two passes, no temporary array (the
-            # array's own methods, not np.min's dispatch: this runs on every predict)
-            lo, hi = float(values.min()), float(values.max())
+            # min and max carry a NaN through: two passes, no temporary array
+            lo, hi = float(np.min(values)), float(np.max(values))
             if np.isnan(lo) or np.isnan(hi):
                 fail("predict_proba returned NaN scores")
             if lo < -_TOLERANCE or hi > 1 + _TOLERANCE:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 if TYPE_CHECKING:
     # scikit-learn ships no type information, so to a type checker its classes are
@@ -110,15 +110,6 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         return tags
 
     # -- validation ------------------------------------------------------------------------
-    def _check_fitted(self) -> None:
-        """scikit-learn's ``check_is_fitted(self, "n_labels_")``, same exception and
-        message, without its tag lookup (a tenth of a small ``predict_proba``'s cost
-        outside the kernel, e.g. LaCovaC on enron's test split; issue 18)."""
-        if not hasattr(self, "n_labels_"):
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. "
-                                 "Call 'fit' with appropriate arguments before using this "
-                                 "estimator.")
-
     def _validate_X(self, X: Any, *, reset: bool) -> Any:
         X = check_X(X, allow_nan=self._allow_nan,
                     n_features=None if reset else self.n_features_in_)
@@ -173,13 +164,13 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> Any:
         """Marginal probability (or score in [0, 1]) of each label, shape (n, L)."""
-        self._check_fitted()
+        check_is_fitted(self, "n_labels_")
         return self._checked_scores(self._validate_X(X, reset=False), "predict_proba")
 
     def predict(self, X: Any) -> Any:
         """0/1 label sets, shape (n, L): the joint decision of the method where it has
         one, otherwise the fitted threshold applied to :meth:`predict_proba`."""
-        self._check_fitted()
+        check_is_fitted(self, "n_labels_")
         X = self._validate_X(X, reset=False)
         if self._own_decision():
             Y = self._predict(X)
@@ -190,7 +181,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     def predict_with_scores(self, X: Any) -> tuple[Any, Any]:
         """``(predict(X), predict_proba(X))`` from one pass over ``X`` (evaluation uses
         this). The scores are ``None`` for a learner that has none."""
-        self._check_fitted()
+        check_is_fitted(self, "n_labels_")
         X = self._validate_X(X, reset=False)
         if not self._own_decision():
             scores = self._checked_scores(X, "predict")
