@@ -22,6 +22,16 @@ def _as_csr(M: Any, dtype: Any) -> sp.csr_matrix:
     return M
 
 
+def _surely_finite(values: np.ndarray) -> bool:
+    """True when every value is finite, proved by one pass without a temporary: a NaN or
+    an infinity makes the sum NaN or infinite. False means "check each value": a sum
+    that is not finite may also be an overflow of finite values."""
+    if not values.size:
+        return True
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(values.sum()))
+
+
 def check_X(X: Any, *, allow_nan: bool = False, what: str = "X",
             n_features: int | None = None) -> np.ndarray | sp.csr_matrix:
     """Features as a C-contiguous float64 array or a canonical float64 CSR matrix.
@@ -41,12 +51,7 @@ def check_X(X: Any, *, allow_nan: bool = False, what: str = "X",
             raise ValueError(f"{what}: expected a 2-D matrix (n_instances, n_features), "
                              f"got shape {X.shape}")
         values = X
-    # a finite sum proves every value finite (a NaN or an infinity makes the sum NaN or
-    # infinite) in one pass without a temporary; only a sum that is not finite (or that
-    # overflowed) pays for the exact per-value checks
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = values.sum() if values.size else 0.0
-    if not np.isfinite(total):
+    if not _surely_finite(values):
         if np.isinf(values).any():
             raise ValueError(f"{what}: contains infinite values")
         if not allow_nan and np.isnan(values).any():
@@ -101,7 +106,7 @@ def check_scores(S: Any, *, what: str = "scores",
         if S.ndim != 2:
             raise ValueError(f"{what}: expected a 2-D matrix, got shape {S.shape}")
         values = S
-    if values.size and not np.isfinite(values).all():
+    if not _surely_finite(values) and not np.isfinite(values).all():
         raise ValueError(f"{what}: contains NaN or infinite values")
     if n_labels is not None and S.shape[1] != n_labels:
         raise ValueError(f"{what}: has {S.shape[1]} labels, expected {n_labels}")
