@@ -356,6 +356,7 @@ def _records(run: dict, family: str, best: dict, log: Any) -> list[dict]:
     """The chosen settings refit and scored on every split: one store record per
     variant and fold (XDCC's two variants share a refit when they chose alike)."""
     import mlw
+    from mlw.metrics import empty_prediction_rate
 
     keys = {e.display: e for e in run["config"].learners}
     out = []
@@ -370,7 +371,6 @@ def _records(run: dict, family: str, best: dict, log: Any) -> list[dict]:
             m = mlw.evaluate(Yb, P, metrics=["hamming_loss", "subset_accuracy", "f1_example"])
             e = keys[variant]
             out.append({
-                # no brackets: the id names a part file, and polars globs "[...]"
                 "cell_id": f"{run['config'].name}-paper-{run['dataset']}-{e.key}-{fold}",
                 "experiment": run["experiment"], "learner": f"{e.key}[paper]",
                 "label": f"{variant} [paper]", "learner_name": e.learner,
@@ -383,7 +383,7 @@ def _records(run: dict, family: str, best: dict, log: Any) -> list[dict]:
                 "decision": "fixed 0.5" if PAPER_DECISION.get(family) else "own",
                 "n_train": Xa.shape[0], "n_test": Xb.shape[0], "n_features": Xa.shape[1],
                 "n_labels": Ya.shape[1], "fit_seconds": wall, "fit_cpu_seconds": cpu,
-                "attributes": json.dumps({"empty_rate": float((P.sum(axis=1) == 0).mean())}),
+                "attributes": json.dumps({"empty_rate": empty_prediction_rate(Yb, P)}),
                 "finished": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
                 **{f"metric_{n}": float(v) for n, v in m.items()}})
             log(f"    {variant:8s} fold {fold} {cfg} val F1 {f_val:.4f} -> test HA "

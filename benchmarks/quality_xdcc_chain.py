@@ -62,8 +62,8 @@ def main() -> int:
                     default="in_sample")
     ap.add_argument("--propagation-folds", type=int, default=5)
     args = ap.parse_args()
+    from mlw.validation import dense_labels
     from mlw_xdcc import XDCC
-    from mlw_xdcc._common import dense_labels
     from mlw_xdcc.xdcc import default_chain_length
 
     in_sample = args.propagation == "in_sample"
