@@ -65,6 +65,15 @@ def losses(Y: np.ndarray, P: np.ndarray) -> np.ndarray:
     return 100 * np.array([np.any(Y != P, 1).mean(), (Y != P).mean(), 1 - f1.mean()])
 
 
+def plugin_sets(L: int, j: int, noise: str = "none", n_train: int = 400) -> list[tuple]:
+    """Dataset j of L labels from the plugin's generator (seed 1000 L + j, target
+    cardinality 2 + 2j/15, the Table 2 run's) as dense (X, Y) of train, validation,
+    test."""
+    sets = mlw.generate_dataset("synthetic", seed=1000 * L + j, labels=L,
+                                cardinality=2 + 2 * j / 15, noise=noise, n_train=n_train)
+    return [(np.asarray(sets[s].X), np.asarray(sets[s].Y)) for s in SPLITS]
+
+
 def br_svm(Xtr, Ytr, Xte) -> np.ndarray:
     return np.column_stack([LinearSVC(C=100, max_iter=20000).fit(Xtr, Ytr[:, l]).predict(Xte)
                             for l in range(Ytr.shape[1])])
@@ -91,11 +100,8 @@ def part1(n: int) -> None:
     for L in (10, 25, 50):
         rows, per = [], []
         for j in SPREAD[:n]:
-            sets = mlw.generate_dataset("synthetic", seed=1000 * L + j, labels=L,
-                                        cardinality=2 + 2 * j / 15)
-            tr, te = sets["train"], sets["test"]
-            Ytr, Yte = np.asarray(tr.Y), np.asarray(te.Y)
-            P = br_svm(tr.X, Ytr, te.X)
+            (Xtr, Ytr), _, (Xte, Yte) = plugin_sets(L, j)
+            P = br_svm(Xtr, Ytr, Xte)
             e = (P != Yte).mean(0)
             rows.append([*losses(Yte, P), 100 * (1 - np.prod(1 - e))])
             per += list(zip(Ytr.mean(0), e, strict=True))
@@ -164,12 +170,10 @@ def variant(name: str, L: int, j: int, noise: str):
     """Dataset j of L labels as (X, Y) of train, validation, test: ``rho0`` / ``rho0.7``
     the recipe with independent / dependent labels, ``n480`` the plugin's generator
     with 480 training instances instead of 400 (easier by estimation error alone)."""
-    seed, card = 1000 * L + j, 2 + 2 * j / 15
     if name.startswith("rho"):
-        return noisy(recipe(L, card, seed, "dir2", float(name[3:])), noise, seed)
-    sets = mlw.generate_dataset("synthetic", seed=seed, labels=L, cardinality=card,
-                                noise=noise, n_train=int(name[1:]))
-    return [(np.asarray(sets[s].X), np.asarray(sets[s].Y)) for s in SPLITS]
+        seed = 1000 * L + j
+        return noisy(recipe(L, 2 + 2 * j / 15, seed, "dir2", float(name[3:])), noise, seed)
+    return plugin_sets(L, j, noise, n_train=int(name[1:]))
 
 
 def part3(n: int, variants: str = "rho0,rho0.7") -> None:
@@ -214,9 +218,7 @@ def table1(n: int) -> None:
     for L in (10, 25, 50):
         card, test, freq, empty, corr = [], [], [], [], []
         for j in SPREAD[:n]:
-            sets = mlw.generate_dataset("synthetic", seed=1000 * L + j, labels=L,
-                                        cardinality=2 + 2 * j / 15)
-            Y, Yte = np.asarray(sets["train"].Y), np.asarray(sets["test"].Y)
+            (_, Y), _, (_, Yte) = plugin_sets(L, j)
             card.append(Y.sum(1).mean())
             test.append(Yte.sum(1).mean())
             freq.append(Y.mean(0))
@@ -235,9 +237,7 @@ def table1(n: int) -> None:
               f"%; mean |label corr.| {np.mean(corr):.3f}")
         noisy_card = []  # Table 1's caption: noisy datasets "present similar figures"
         for noise in ("bernoulli:0.01", "bernoulli:0.05", "bernoulli:0.09", "swap:0.4"):
-            c = [np.asarray(mlw.generate_dataset(
-                "synthetic", seed=1000 * L + j, labels=L, cardinality=2 + 2 * j / 15,
-                noise=noise)["train"].Y).sum(1).mean() for j in SPREAD[:n]]
+            c = [plugin_sets(L, j, noise)[0][1].sum(1).mean() for j in SPREAD[:n]]
             noisy_card.append(f"{noise} {stats(np.array(c))}")
         print(f"    noisy training cardinality: {'; '.join(noisy_card)}")
 
@@ -263,10 +263,7 @@ def part5(n: int) -> None:
         t = time.process_time()
         sep, margin, errs, hard, hard800, lin = 0, [], 0, [], [], []
         for j in SPREAD[:n]:
-            sets = mlw.generate_dataset("synthetic", seed=1000 * L + j, labels=L,
-                                        cardinality=2 + 2 * j / 15)
-            (Xtr, Ytr), (Xva, Yva), (Xte, Yte) = (
-                (np.asarray(sets[s].X), np.asarray(sets[s].Y)) for s in SPLITS)
+            (Xtr, Ytr), (Xva, Yva), (Xte, Yte) = plugin_sets(L, j)
             X8, Y8 = np.vstack([Xtr, Xva]), np.vstack([Ytr, Yva])
             for l in range(L):
                 ok, m, e = margins(Xtr, Ytr[:, l])
