@@ -146,38 +146,26 @@ class ResultStore:
 
     # --- reading ------------------------------------------------------------------------
     def _read_main(self) -> Any:
-        import polars as pl
-
         if not self.path.exists():
             return None
-        from mlw.io._parquet_pages import check_parquet
-        from mlw.io.tabular import rust_panic_text_dropped
+        from mlw.io.tabular import read_parquet_frame
 
         try:
-            check_parquet(self.path)  # a corrupt count can make polars abort the process
-            with rust_panic_text_dropped():
-                return pl.read_parquet(self.path, glob=False)  # a name is not a pattern
-        except (Exception, pl.exceptions.PanicException) as exc:
-            raise ValueError(f"{self.path} is not a readable Parquet file ({type(exc).__name__}"
-                             f"); it is left as it is: move it away to start anew") from None
+            return read_parquet_frame(self.path)
+        except (ValueError, OSError) as exc:  # DataFormatError is a ValueError
+            raise ValueError(f"{self.path} is not a readable Parquet file ({exc}); it is "
+                             f"left as it is: move it away to start anew") from None
 
     def _read_parts(self, parts: list[Path]) -> tuple[list[Any], list[Path]]:
-        import polars as pl
-
-        from mlw.io._parquet_pages import check_parquet
-        from mlw.io.tabular import rust_panic_text_dropped
+        from mlw.io.tabular import read_parquet_frame
 
         frames, used = [], []
         for p in parts:
             try:
-                check_parquet(p)
-                with rust_panic_text_dropped():
-                    frames.append(pl.read_parquet(p, glob=False))
+                frames.append(read_parquet_frame(p))
                 used.append(p)
-            except (Exception, pl.exceptions.PanicException) as exc:  # pragma: no cover
-                # (atomic writes prevent this)
-                warnings.warn(f"skipping unreadable result part {p} ({type(exc).__name__})",
-                              stacklevel=2)
+            except (ValueError, OSError) as exc:  # pragma: no cover (atomic writes)
+                warnings.warn(f"skipping unreadable result part {p} ({exc})", stacklevel=2)
         return frames, used
 
     def read(self) -> Any:

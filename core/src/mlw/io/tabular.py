@@ -298,54 +298,55 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def parquet_columns(path: str | Path) -> list[str]:
-    """The column names of a Parquet file, from its metadata, after
-    :func:`~mlw.io._parquet_pages.check_parquet`; bad metadata is a one-line
-    :class:`DataFormatError`."""
+def read_parquet_frame(path: str | Path, *, columns_only: bool = False) -> Any:
+    """The one way the core reads a Parquet file through polars: its declared counts
+    and sizes checked first (:func:`~mlw.io._parquet_pages.check_parquet`: polars
+    trusts them, and a corrupt one can make it abort the process), the name read as a
+    name (polars would take ``[``, ``*`` or ``?`` in it for a glob pattern), the table's
+    columns and size within the limits before it is decompressed (the row and column
+    counts come from the metadata), and Rust's panic text dropped. Returns the
+    ``polars.DataFrame``, or only its column names with ``columns_only``; raises
+    :class:`DataFormatError` (one line) for anything polars cannot read, and
+    ``FileNotFoundError`` / ``PermissionError`` as they are."""
     import polars as pl
 
     path = Path(path)
     check_parquet(path)
     try:
         with rust_panic_text_dropped():
-            return list(pl.scan_parquet(path, glob=False).collect_schema())
+            lazy = pl.scan_parquet(path, glob=False)
+            names = list(lazy.collect_schema())
+            if columns_only:
+                return names
+            n_rows = int(lazy.select(pl.len()).collect().item())
+            check_columns(path, len(names), "columns")
+            check_memory(path, 8.0 * n_rows * len(names),
+                         f"a table of {n_rows:,} rows x {len(names):,} columns")
+            return pl.read_parquet(path, glob=False)
     except _polars_failures() as exc:
         if isinstance(exc, (FileNotFoundError, PermissionError, DataFormatError)):
             raise
         raise DataFormatError(path, None, f"cannot read as Parquet: {_first_line(exc)}") \
             from None
+
+
+def parquet_columns(path: str | Path) -> list[str]:
+    """The column names of a Parquet file, from its metadata
+    (:func:`read_parquet_frame`'s checks); bad metadata is a one-line
+    :class:`DataFormatError`."""
+    return read_parquet_frame(path, columns_only=True)
 
 
 @guarded
 def load_parquet(path: str | Path, *, n_labels: int | None = None,
                  label_columns: Sequence[str] | None = None, drop_identifiers: bool = True,
                  name: str | None = None, categorical: Sequence[str] | None = None) -> Dataset:
-    """Load a Parquet file through polars (row numbers in errors are 0-based).
-
-    The file's declared counts and sizes are checked first
-    (:func:`~mlw.io._parquet_pages.check_parquet`: polars trusts them, and a corrupt
-    one can make it abort the process), and the row and column counts are read from
-    the metadata, so a file whose table would not fit ``max_memory`` is refused before
-    it is decompressed.
+    """Load a Parquet file through polars (row numbers in errors are 0-based), by
+    :func:`read_parquet_frame`: a file whose table would not fit ``max_memory`` is
+    refused before it is decompressed.
     """
-    import polars as pl
-
     path = Path(path)
-    check_parquet(path)
-    try:
-        with rust_panic_text_dropped():
-            lazy = pl.scan_parquet(path, glob=False)  # a file name is not a pattern
-            n_columns = len(lazy.collect_schema())
-            n_rows = int(lazy.select(pl.len()).collect().item())
-            check_columns(path, n_columns, "columns")
-            check_memory(path, 8.0 * n_rows * n_columns,
-                         f"a table of {n_rows:,} rows x {n_columns:,} columns")
-            df = pl.read_parquet(path, glob=False)
-    except _polars_failures() as exc:
-        if isinstance(exc, (FileNotFoundError, PermissionError, DataFormatError)):
-            raise
-        raise DataFormatError(path, None, f"cannot read as Parquet: {_first_line(exc)}") \
-            from None
+    df = read_parquet_frame(path)
     return frame_to_dataset(df, path, fmt="parquet", n_labels=n_labels,
                             label_columns=label_columns, line_offset=0,
                             drop_identifiers=drop_identifiers, name=name,
