@@ -70,6 +70,54 @@ def install_distinct() -> None:
     MixtureOfCTBNs._grow = _grow
 
 
+#: ``--authors-em``: in a growth, every tree's parameters as first fitted (None outside)
+_BASE: list[np.ndarray] | None = None
+_FIT_NEW_UNWEIGHTED = False
+
+
+def install_authors_em() -> None:
+    """The growth's EM started as the authors' released code starts it (``train_MC.m``,
+    ``learn_weighted_structure.m``, ``learn_output_tree_MT.m``): the new tree's
+    factors fitted on uniform weights (omega chooses only its structure), and every EM
+    run of the growth started from each tree's parameters as first fitted, with
+    lambda = 1/K; the plugin fits the new tree on omega and warm-starts EM from the
+    mixture so far. The final refit on all the training data is unchanged."""
+    learn, fit, em, grow = (_learning.learn_structure, _learning.fit_tree, _learning.em,
+                            MixtureOfCTBNs._grow)
+
+    def learn_structure(*args, **kwargs):
+        global _FIT_NEW_UNWEIGHTED
+        out = learn(*args, **kwargs)
+        _FIT_NEW_UNWEIGHTED = _BASE is not None  # the growth's next fit_tree: the new tree
+        return out
+
+    def fit_tree(design, Yt, parent, s, rows, lam, theta, *rest):
+        global _FIT_NEW_UNWEIGHTED
+        if not _FIT_NEW_UNWEIGHTED:
+            return fit(design, Yt, parent, s, rows, lam, theta, *rest)
+        _FIT_NEW_UNWEIGHTED = False
+        fit(design, Yt, parent, np.ones(design.n), rows, lam, theta, *rest)
+        _BASE.append(theta.copy())
+        return theta
+
+    def em_(design, X, Y, Yt, mix, rows, *rest, **kwargs):
+        if _BASE is not None and len(_BASE) == mix.K:
+            mix.thetas[:] = [t.copy() for t in _BASE]
+            mix.lam = np.full(mix.K, 1.0 / mix.K)
+        return em(design, X, Y, Yt, mix, rows, *rest, **kwargs)
+
+    def _grow(self, design, X, Yd, Yt, tr, val, lam, first, normalised):
+        global _BASE
+        _BASE = [first.thetas[0].copy()]
+        try:
+            return grow(self, design, X, Yd, Yt, tr, val, lam, first, normalised)
+        finally:
+            _BASE = None
+
+    _learning.learn_structure, _learning.fit_tree, _learning.em = learn_structure, fit_tree, em_
+    MixtureOfCTBNs._grow = _grow
+
+
 def edges(parent: np.ndarray) -> set[tuple[int, int]]:
     return {(int(p), i) for i, p in enumerate(parent) if p >= 0}
 
@@ -84,9 +132,14 @@ def main() -> None:
     ap.add_argument("--distinct", action="store_true",
                     help="every new tree's structure differs from the earlier ones' "
                          "(the authors' code; not the plugin's behaviour)")
+    ap.add_argument("--authors-em", action="store_true",
+                    help="start the growth's EM as the authors' code does (not the "
+                         "plugin's behaviour)")
     a = ap.parse_args()
     if a.distinct:
         install_distinct()
+    if a.authors_em:
+        install_authors_em()
     params = json.loads(a.params)
     ds = load_full(a.dataset)
     for f, tr, te in protocol_folds(ds, a.folds, a.partition_seed):
@@ -106,7 +159,7 @@ def main() -> None:
         first = edges(np.array(par[0]))
         P_te = m.predict(ds.X[te])
         emit(a.out, dict(
-            dataset=a.dataset, params=params, distinct=a.distinct,
+            dataset=a.dataset, params=params, distinct=a.distinct, authors_em=a.authors_em,
             partition_seed=a.partition_seed, fold=f,
             n_trees=m.n_trees_, em_weights=m.em_weights_, C=m.C_,
             ema=float((P_te == ds.Y[te]).all(axis=1).mean()),
