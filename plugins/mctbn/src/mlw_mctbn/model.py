@@ -222,10 +222,11 @@ class CTBN(_TreeMixtureLearner):
         3-12% of the test rows empty on data where none is (issue 19,
         ``docs/thresholds.md``).
     factor : {"feature", "switching"}
-        The form of P(y_i | x, y_parent): ``"feature"`` (default), one logistic
-        regression on x and the parent's 0/1 value; ``"switching"``, one logistic
-        regression on x per value of the parent (the authors' released code), each
-        fitted on the rows with that parent value.
+        The form of P(y_i | x, y_parent): ``"switching"`` (default since session 10),
+        one logistic regression on x per value of the parent (the authors' released
+        code), each fitted on the rows with that parent value; ``"feature"``, one
+        logistic regression on x and the parent's 0/1 value (the default before; the
+        README's "The decision" gives the evidence for the change).
 
     Attributes
     ----------
@@ -263,7 +264,7 @@ class CTBN(_TreeMixtureLearner):
     def __init__(self, *, C: float | None = None, Cs: tuple[float, ...] = DEFAULT_CS,
                  holdout_fraction: float = 0.3, validation_fraction: float = 0.2,
                  random_state: int | None = 0, top_label: bool | str = "auto",
-                 factor: str = "feature") -> None:
+                 factor: str = "switching") -> None:
         self.top_label = top_label
         self.factor = factor
         self.C = C
@@ -408,7 +409,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
                  anneal_t_start: float = 1.0, anneal_t_end: float = 0.05,
                  keep_path: bool = False, random_state: int | None = 0,
                  em_weights: str = "auto", patience: int = 2,
-                 top_label: bool | str = "auto", factor: str = "feature") -> None:
+                 top_label: bool | str = "auto", factor: str = "switching") -> None:
         self.top_label = top_label
         self.factor = factor
         self.patience = patience

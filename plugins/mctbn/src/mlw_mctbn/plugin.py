@@ -17,9 +17,9 @@ _COMMON = {
                         "the structure search (Sec. 5.3.1)",
     "random_state": "seed of the splits, the CV folds and the annealing",
     "top_label": TOP_LABEL_DOC,
-    "factor": "how the parent enters P(y_i | x, y_parent): feature (one logistic "
-              "regression on x and the parent's value) or switching (one regression "
-              "on x per parent value, as the authors' code)",
+    "factor": "how the parent enters P(y_i | x, y_parent): switching (one regression "
+              "on x per parent value, as the authors' code) or feature (one logistic "
+              "regression on x and the parent's value)",
 }
 
 
