@@ -111,6 +111,18 @@ def test_factor_forms_against_enumeration(emotions, factor):
             assert np.mean(np.all(model.predict(Xte) == exact, axis=1)) >= 0.95
 
 
+def test_switching_is_the_default_factor(emotions):
+    """factor="switching" is both learners' default (session 10): a default fit holds
+    the per-parent-value regressions and equals an explicit switching fit."""
+    X, Y, Xte, Yte = emotions
+    for cls, kw in ((CTBN, {}), (MixtureOfCTBNs, {"n_trees": 2, "em_max_iter": 5})):
+        default = cls(C=1.0, **kw).fit(X, Y)
+        assert default.factor == "switching" and default.switch_coef_ is not None
+        np.testing.assert_array_equal(
+            default.log_proba_of(Xte, Yte),
+            cls(C=1.0, factor="switching", **kw).fit(X, Y).log_proba_of(Xte, Yte))
+
+
 def test_switching_factor_is_one_regression_per_parent_value(emotions):
     from sklearn.linear_model import LogisticRegression
 
