@@ -30,7 +30,9 @@ from paper_config_run import config_arguments, run_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "examples" / "papers" / "mctbn.toml"
-LEARNERS = ("mc", "ctbn", "br", "cc", "pcc")
+#: mc_feature / ctbn_feature: mc and ctbn at factor="feature", the default before session
+#: 10, kept in the README's store under those names (results_mctbn7/s10f_merge.py)
+LEARNERS = ("mc", "mc_feature", "ctbn", "ctbn_feature", "br", "cc", "pcc")
 #: The paper's Tables 2-5 (10-fold CV on the full data): EMA, CLL-loss (per fold sum),
 #: micro F1, macro F1 for BR, CC, PCC, SC (our ctbn) and MC.
 PAPER = {
