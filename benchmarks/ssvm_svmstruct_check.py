@@ -189,7 +189,8 @@ def run_variants(args) -> None:
     noises = args.noise.split(",")
     for L in map(int, args.labels.split(",")):
         for noise in noises:
-            data = {j: plugin_sets(L, j, noise) for j in SPREAD[: args.datasets]}
+            js = [int(j) for j in args.js.split(",")] if args.js else SPREAD[: args.datasets]
+            data = {j: plugin_sets(L, j, noise) for j in js}
             for v in args.variants.split(","):
                 names = set(v.split("+")) - {"ours"}
                 t, res = time.process_time(), []
@@ -297,6 +298,8 @@ def main() -> None:
     ap.add_argument("--datasets", type=int, default=16)
     ap.add_argument("--variants", default="ours,cold,cache5,qp,slack,inactive49,"
                                           "cold+cache5+qp+slack+inactive49")
+    ap.add_argument("--js", default="", help="these datasets j (e.g. 12,2) instead of the "
+                                             "first --datasets of the bit-reversed order")
     ap.add_argument("--out", default="", help="append per-dataset results (JSON lines)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
