@@ -20,7 +20,11 @@ if {"mc_feature", "ctbn_feature"} & set(old["learner"].to_list()):
     raise SystemExit("quality_defaults.parquet is already merged")
 old = old.with_columns(
     pl.when(pl.col("learner").is_in(["mc", "ctbn"]))
-    .then(pl.col("learner") + "_feature").otherwise(pl.col("learner")).alias("learner"))
+    .then(pl.col("learner") + "_feature").otherwise(pl.col("learner")).alias("learner"),
+    # the store keeps one record per cell_id, and the new mc / ctbn cells have the same
+    # ids (factor is not among the config's params)
+    pl.when(pl.col("learner").is_in(["mc", "ctbn"]))
+    .then(pl.col("cell_id") + "-feature").otherwise(pl.col("cell_id")).alias("cell_id"))
 names = sorted({p.name.removesuffix(".parts") for p in R.glob("s10f_*.parquet*")
                 if not p.name.endswith(".lock")})
 df = pl.concat([old] + [read_results(R / n) for n in names], how="diagonal_relaxed")
