@@ -4,6 +4,8 @@ difference change the learners' order (Díez et al., findings 1 and 3)?
     nice -n 5 python benchmarks/ssvm_svmstruct_check.py variants [--labels 10]
         [--noise none,swap:0.4] [--datasets 16] [--variants ours,cold,...] [--out F.jsonl]
     nice -n 5 python benchmarks/ssvm_svmstruct_check.py own [--labels 10] [--datasets 16]
+    python benchmarks/ssvm_svmstruct_check.py selfcheck [--trials 200] [--real 40]
+    python benchmarks/ssvm_svmstruct_check.py table --out F.jsonl
 
 The paper (Section 6) ran SVM-struct through svm-struct-matlab "with parameters
 epsilon = 0.1, margin rescaling, and 1-slack formulation with constraint cache", i.e.
@@ -27,10 +29,13 @@ SVM-struct's behaviour one difference at a time (``--variants``, comma separated
   far (starting at 100), and SVM-light stops when every constraint with a positive dual
   variable is within ``epsilon_crit`` of the most violated one (and the slack is at most
   ``epsilon_crit`` when the dual variables sum to less than C:
-  ``check_optimality_sharedslack``). Our stand-in is block coordinate ascent from the
-  previous dual solution over 10 variables at a time (SVM-light's default ``-q 10``;
-  the 5 of highest and the 5 positive ones of lowest gradient), each block solved
-  exactly, stopped by that same test: the tolerance is SVM-light's, the path is not;
+  ``check_optimality_sharedslack``). Our stand-in is SMO from the previous dual
+  solution (pair steps, the slack C - sum(alpha) as an extra variable, second-order
+  pair choice, incremental gradient; working sets of at most 10 constraints, one
+  SVM-light subproblem at its default ``-q 10``, solved exactly), stopped by that same
+  test: the tolerance is SVM-light's, the path is not. ``selfcheck`` tests it against
+  the exact QP. (Round 1 of session 10 used block coordinate ascent over 10 variables;
+  it stalled at L = 10 Swap 0.4, dataset 4, C = 1e5; results_ssvm7/svmstruct_s10.*.)
 - ``slack``: the working-set slack taken as SVM-struct does, from the first constraint
   whose dual variable exceeds the mean (``svm_learn_struct_joint``), not the largest
   violation over the working set (equal at an exact QP optimum, not at an inexact one);
@@ -58,13 +63,14 @@ import os
 import time
 import warnings
 
+import numba
 import numpy as np
+from quality_ssvm import SPREAD  # benchmarks/ is the script's directory
+from ssvm_generator_difficulty import GRID, LEARNERS, losses, plugin_sets
 from threadpoolctl import threadpool_limits
 
 import mlw
 from mlw_ssvm import _cutting_plane as CP
-from quality_ssvm import SPREAD  # benchmarks/ is the script's directory
-from ssvm_generator_difficulty import GRID, LEARNERS, losses, plugin_sets
 
 _exact_dual = CP.solve_dual
 _exact_slack = CP.working_set_slack
@@ -99,25 +105,143 @@ def kkt_gap(H, delta, alpha, C) -> float:
     return gap
 
 
-def block_dual(H, delta, C, alpha, tol) -> np.ndarray:
-    """Block coordinate ascent on the dual from ``alpha`` until kkt_gap <= tol."""
+@numba.njit(cache=False)
+def _smo(H, delta, C, alpha, tol, max_iter):
+    """SMO on the dual with the slack as an extra variable a0 = C - sum(alpha) (gradient
+    0, no curvature): each step moves mass from the positive variable j to i, i of
+    largest gradient, j chosen by the second-order gain (Fan, Chen & Lin 2005), exact
+    along the pair and clipped at alpha_j = 0; the gradient g = delta - H alpha is kept
+    incrementally. Stops when kkt_gap <= tol, which over the extended variables is
+    max g - min over positive g. Returns the number of steps (-1: max_iter reached)."""
     K = delta.size
-    for _ in range(100000):
-        if kkt_gap(H, delta, alpha, C) <= tol:
-            return alpha
-        if K <= QP_SIZE:
-            return _exact_dual(H, delta, C)
-        d = delta - H @ alpha
-        up = np.argsort(-d)[: QP_SIZE // 2]
-        pos = np.flatnonzero(alpha > EPS_A)
-        down = pos[np.argsort(d[pos])][: QP_SIZE // 2]
-        B = np.union1d(up, down)
-        N = np.setdiff1d(np.arange(K), B)
-        budget = max(0.0, C - float(alpha[N].sum()))
-        lin = delta[B] - H[np.ix_(B, N)] @ alpha[N]
-        alpha = alpha.copy()
-        alpha[B] = _exact_dual(H[np.ix_(B, B)], lin, budget)
-    raise RuntimeError("block_dual did not reach its tolerance")
+    g = delta - H @ alpha
+    a0 = C - alpha.sum()
+    for it in range(max_iter):
+        i, gi = -1, 0.0  # -1 is the slack variable, gradient 0
+        for k in range(K):
+            if g[k] > gi:
+                i, gi = k, g[k]
+        gmin = gi
+        j, best = -2, 0.0
+        if a0 > EPS_A:
+            gmin = 0.0
+            if i >= 0 and gi > 0.0:
+                eta = max(H[i, i], 1e-12)
+                j, best = -1, gi * gi / eta
+        for k in range(K):
+            if alpha[k] > EPS_A and k != i:
+                if g[k] < gmin:
+                    gmin = g[k]
+                diff = gi - g[k]
+                if diff > 0.0:
+                    eta = (H[k, k] if i < 0 else H[i, i] + H[k, k] - 2.0 * H[i, k])
+                    eta = max(eta, 1e-12)
+                    if diff * diff / eta > best:
+                        j, best = k, diff * diff / eta
+        if gi - gmin <= tol or j == -2:
+            return it
+        gj = 0.0 if j < 0 else g[j]
+        if i < 0:
+            eta = H[j, j]
+        elif j < 0:
+            eta = H[i, i]
+        else:
+            eta = H[i, i] + H[j, j] - 2.0 * H[i, j]
+        avail = a0 if j < 0 else alpha[j]
+        t = min(avail, (gi - gj) / max(eta, 1e-12))
+        if i >= 0:
+            alpha[i] += t
+            for k in range(K):
+                g[k] -= t * H[k, i]
+        else:
+            a0 += t
+        if j >= 0:
+            alpha[j] -= t
+            if alpha[j] < EPS_A:
+                alpha[j] = 0.0
+            for k in range(K):
+                g[k] += t * H[k, j]
+        else:
+            a0 -= t
+    return -1
+
+
+def smo_dual(H, delta, C, alpha, tol, max_iter=10_000_000) -> np.ndarray:
+    """The dual from ``alpha`` by SMO pair steps until kkt_gap <= tol (SVM-light's
+    stopping test; SVM-light's own path, decomposition over -q 10 variables with its
+    inner QP solver, is not emulated)."""
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64).copy()
+    if alpha.sum() > C:  # a start from a larger C: scale onto the feasible set
+        alpha *= C / alpha.sum()
+    H = np.ascontiguousarray(H, dtype=np.float64)
+    delta = np.ascontiguousarray(delta, dtype=np.float64)
+    if _smo(H, delta, float(C), alpha, float(tol), max_iter) < 0:
+        raise RuntimeError(f"smo_dual did not reach kkt_gap <= {tol:g} in {max_iter} steps")
+    return alpha
+
+
+#: the self-check's tolerance on kkt_gap (loss units)
+TIGHT = 1e-6
+
+
+def _check_smo(H, delta, C, start) -> float:
+    """SMO from ``start`` to kkt_gap <= TIGHT against the exact QP: SMO meets the test,
+    its point is feasible, and the two dual objectives differ by at most C * TIGHT
+    (weak duality: at any alpha the primal at w(alpha) with the slack max(0, max_k
+    delta_k - (H alpha)_k) exceeds the dual by at most C * kkt_gap, so each point is
+    within C * TIGHT of the optimum). Returns their relative difference."""
+    ex = _exact_dual(H, delta, C)
+    sm = smo_dual(H, delta, C, start, TIGHT)
+    obj = lambda a: float(a @ delta - 0.5 * a @ H @ a)  # noqa: E731
+    o_ex, o_sm = obj(ex), obj(sm)
+    scale = max(1.0, abs(o_ex))
+    assert abs(o_ex - o_sm) <= C * TIGHT * 1.01 + 1e-9 * scale, (o_ex, o_sm, C)
+    assert kkt_gap(H, delta, sm, C) <= TIGHT * 1.01
+    assert sm.min() >= 0.0 and sm.sum() <= C * (1 + 1e-12)
+    return (o_ex - o_sm) / scale
+
+
+def selfcheck(args) -> None:
+    """SMO at a tight tolerance against the plugin's exact QP: on random working sets
+    (full rank, half of them with near-duplicate constraints, C from 1e-2 to 1e5, cold
+    or from a feasible start) and on working sets of a real fit (Struct(F1), L = 10
+    Swap 0.4 dataset j = 4 at C = 1e5, where round 1's block-coordinate stand-in
+    stalled), each taken as SvmLightQP meets it."""
+    rng = np.random.default_rng(0)
+    worst, t = 0.0, time.process_time()
+    for trial in range(args.trials):
+        K = int(rng.integers(2, 80))
+        D = K + int(rng.integers(0, 40))
+        A = rng.normal(size=(K, D)) * rng.uniform(0.01, 3.0, size=(K, 1))
+        if trial % 2 == 0:  # ill-conditioned: near-duplicate constraints
+            A[K // 2:] = A[: K - K // 2] + 1e-3 * rng.normal(size=(K - K // 2, D))
+        H, delta = A @ A.T, rng.uniform(0.0, 1.0, K)
+        C = float(10.0 ** rng.uniform(-2, 5))
+        start = np.zeros(K)
+        if trial % 4 > 1:
+            start[: K // 2] = rng.dirichlet(np.ones(K // 2)) * C * rng.uniform(0, 1)
+        worst = max(worst, abs(_check_smo(H, delta, C, start)))
+    seen = []
+
+    def record(H, delta, C, start=None):
+        if start is not None and delta.size > QP_SIZE and len(seen) < args.real:
+            seen.append((H.copy(), delta.copy(), C, start.copy()))
+        return _exact_dual(H, delta, C, start=start)
+    tr = plugin_sets(10, 4, "swap:0.4")[0]
+    CP.solve_dual = record
+    try:
+        mlw.get_learner("struct_f1", C=1e5, top_label=False).fit(*tr)
+    finally:
+        CP.solve_dual = _exact_dual
+    for H, delta, C, start in seen:
+        x = np.zeros(delta.size)
+        x[: start.size] = start
+        worst = max(worst, abs(_check_smo(H, delta, C, x)))
+    print(f"selfcheck: SMO to kkt_gap <= {TIGHT:g} meets the exact QP's optimum on "
+          f"{args.trials} random and {len(seen)} real working sets (K = "
+          f"{min(len(d) for _, d, _, _ in seen)}-{max(len(d) for _, d, _, _ in seen)}); "
+          f"worst relative dual-objective difference {worst:.1e} "
+          f"({time.process_time() - t:.1f} CPU s)")
 
 
 class SvmLightQP:
@@ -139,7 +263,9 @@ class SvmLightQP:
             slack = CP.working_set_slack(H[:k, :k], delta[:k], start)
             d_new = float(delta[-1] - H[-1] @ alpha)
             self.eps = min(self.eps, max(0.0, d_new - slack))
-        return block_dual(H, delta, C, alpha, self.eps / 2)
+        if K <= QP_SIZE:  # one SVM-light subproblem: its inner solver, to its precision
+            return _exact_dual(H, delta, C)
+        return smo_dual(H, delta, C, alpha, self.eps / 2)
 
 
 @contextlib.contextmanager
@@ -292,7 +418,9 @@ def table(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("part", choices=("variants", "own", "table"))
+    ap.add_argument("part", choices=("variants", "own", "table", "selfcheck"))
+    ap.add_argument("--trials", type=int, default=200, help="selfcheck: random sets")
+    ap.add_argument("--real", type=int, default=40, help="selfcheck: real sets")
     ap.add_argument("--labels", default="10")
     ap.add_argument("--noise", default="none,swap:0.4")
     ap.add_argument("--datasets", type=int, default=16)
@@ -305,7 +433,8 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     t = time.process_time()
     with threadpool_limits(1):
-        {"variants": run_variants, "own": own, "table": table}[args.part](args)
+        {"variants": run_variants, "own": own, "table": table,
+         "selfcheck": selfcheck}[args.part](args)
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"CPU {time.process_time() - t:.0f} s, load {load}")
 
