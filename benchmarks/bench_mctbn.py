@@ -6,7 +6,11 @@ machine's load inflates wall time but not this), wall seconds, the load average
 before each fit, and the ratio to the scikit-learn chain. ``ctbn`` and ``mc`` run
 twice: with their defaults (C chosen by internal validation over the grid) and with
 C=1 fixed, which is what the scikit-learn chain uses (like for like). Numba's first
-compilation is excluded (a warm-up fit on a small slice first).
+compilation is excluded (a warm-up fit on a small slice first). Every fit runs under
+``threadpool_limits(1, "blas")`` (as bench_baselines.py does): with OpenBLAS's default
+threads the chain's fit cost 10-16x more process CPU on this 2-core machine (threads
+spinning, session 10: yeast 0.97-1.48 against 0.08-0.09 CPU s), which made the ratios
+of sessions 1-2 look 4x better than like for like.
 
     python benchmarks/bench_mctbn.py [--datasets yeast,enron] [--skip-mc]
 """
@@ -24,6 +28,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.multioutput import ClassifierChain
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler
+from threadpoolctl import threadpool_limits
 
 import mlw
 
@@ -42,6 +47,11 @@ def main() -> None:
     ap.add_argument("--datasets", default="yeast,enron")
     ap.add_argument("--skip-mc", action="store_true")
     args = ap.parse_args()
+    with threadpool_limits(limits=1, user_api="blas"):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     for name in args.datasets.split(","):
         ds = mlw.load_dataset(MULAN / f"{name}-train.arff")
         X = ds.X
