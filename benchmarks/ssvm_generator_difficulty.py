@@ -45,13 +45,13 @@ import time
 import warnings
 
 import numpy as np
+from quality_ssvm import SPREAD, measures  # benchmarks/ is the script's directory
 from scipy.optimize import linprog
 from sklearn.svm import SVC, LinearSVC
 from threadpoolctl import threadpool_limits
 
 import mlw
 from mlw_ssvm.synthetic import SPLITS, _bernoulli, _Stream, _swap, parse_noise
-from quality_ssvm import SPREAD, measures  # benchmarks/ is the script's directory
 
 #: the paper's Table 2, noise free, Struct(Hl): (0/1, Hamming, 1 - F1) in percent
 PAPER_HL = {10: (21.57, 2.62, 5.18), 25: (36.55, 2.52, 9.71), 50: (49.39, 2.07, 14.24)}
