@@ -136,21 +136,31 @@ LEARNERS = {"Struct(Hl)": ("struct_hamming", 1), "Struct(F1)": ("struct_f1", 2),
 GRID = {"none": (1e4, 1e5, 1e6), "noisy": (1e2, 1e3, 1e4, 1e5)}  # Section 6.2
 
 
+def select_c(name: str, tr, va, te, noisy: bool, **params) -> tuple:
+    """One learner of Table 2's protocol: its C grid fitted in order (a warm-started path
+    when ``warm_start``), C chosen on the validation set by the learner's own loss;
+    returns the chosen model's test (0/1, Hl, 1 - F1), its test predictions, that C and
+    the cutting-plane iterations of every fit."""
+    key, own = LEARNERS[name]
+    model, best, iters = mlw.get_learner(key, **params), None, []
+    for C in GRID["noisy" if noisy else "none"]:
+        model.set_params(C=C).fit(*tr)
+        iters.append(int(model.n_iter_))
+        v = losses(va[1], model.predict(va[0]))[own]
+        if best is None or v < best[0]:
+            P = np.asarray(model.predict(te[0]))
+            best = (v, losses(te[1], P), P, C)
+    return best[1], best[2], best[3], iters
+
+
 def protocol(tr, va, te, noisy: bool) -> dict[str, np.ndarray]:
-    """Table 2's protocol: each learner's C grid as a warm-started path, C chosen on the
-    validation set by the learner's own loss, the paper's decision (no top-label rule);
-    test (0/1, Hl, 1 - F1, predicted labels per instance) of the chosen model per
-    learner."""
+    """Table 2's protocol (:func:`select_c`, warm-started, the paper's decision: no
+    top-label rule): test (0/1, Hl, 1 - F1, predicted labels per instance) of the
+    chosen model per learner."""
     out = {}
-    for name, (key, own) in LEARNERS.items():
-        model, best = mlw.get_learner(key, warm_start=True, top_label=False), None
-        for C in GRID["noisy" if noisy else "none"]:
-            model.set_params(C=C).fit(*tr)
-            v = losses(va[1], model.predict(va[0]))[own]
-            if best is None or v < best[0]:
-                P = np.asarray(model.predict(te[0]))
-                best = (v, np.append(losses(te[1], P), P.sum(1).mean()))
-        out[name] = best[1]
+    for name in LEARNERS:
+        test, P, _, _ = select_c(name, tr, va, te, noisy, warm_start=True, top_label=False)
+        out[name] = np.append(test, P.sum(1).mean())
     return out
 
 

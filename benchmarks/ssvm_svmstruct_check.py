@@ -66,7 +66,7 @@ import warnings
 import numba
 import numpy as np
 from quality_ssvm import SPREAD  # benchmarks/ is the script's directory
-from ssvm_generator_difficulty import GRID, LEARNERS, losses, plugin_sets
+from ssvm_generator_difficulty import GRID, LEARNERS, losses, plugin_sets, select_c
 from threadpoolctl import threadpool_limits
 
 import mlw
@@ -294,20 +294,12 @@ def protocol(sets, noisy: bool, names: set[str], learners=LEARNERS) -> dict:
     """Table 2's protocol (as ssvm_generator_difficulty.protocol) under a variant:
     per learner, test (0/1, Hl, 1-F1) of the model validation chose, that C, and the
     fits' iterations."""
-    tr, va, te = sets
     params = {"warm_start": "cold" not in names, "top_label": False,
               "cache_size": 5 if "cache5" in names else 0}
     out = {}
     for name in learners:
-        key, own = LEARNERS[name]
-        model, best, iters = mlw.get_learner(key, **params), None, []
-        for C in GRID["noisy" if noisy else "none"]:
-            model.set_params(C=C).fit(*tr)
-            iters.append(int(model.n_iter_))
-            v = losses(va[1], model.predict(va[0]))[own]
-            if best is None or v < best[0]:
-                best = (v, [float(x) for x in losses(te[1], model.predict(te[0]))], C)
-        out[name] = {"test": best[1], "C": best[2], "iters": iters}
+        test, _, C, iters = select_c(name, *sets, noisy, **params)
+        out[name] = {"test": [float(x) for x in test], "C": C, "iters": iters}
     return out
 
 
@@ -367,14 +359,11 @@ def own(args) -> None:
                     primal = 0.5 * float((m.W_ ** 2).sum()) + C * (m.slack_ + m.violation_)
                     row += [m.violation_, primal, m.dual_objective_, m.n_iter_,
                             *losses(te[1], m.predict(te[0]))]
-                best = None  # the whole grid at epsilon 1e-4, C chosen on validation
-                for C2 in GRID[grid]:
-                    m = mlw.get_learner("struct_f1", C=C2, epsilon=1e-4, top_label=False,
-                                        max_iter=100000).fit(*tr)
-                    v = losses(va[1], m.predict(va[0]))[2]
-                    if best is None or v < best[0]:
-                        best = (v, C2, *losses(te[1], m.predict(te[0])))
-                row += list(best[1:])
+                # the whole grid at epsilon 1e-4 (each C fitted afresh), C chosen on
+                # validation
+                test, _, C2, _ = select_c("Struct(F1)", tr, va, te, noise != "none",
+                                          epsilon=1e-4, top_label=False, max_iter=100000)
+                row += [C2, *test]
                 rows.append(row)
                 print(f"  L={L} {noise} j={j} C={C:g}: eps 0.1: violation {row[1]:.3f}, "
                       f"primal {row[2]:.4g}, {row[4]} iterations, test {row[5]:.1f} · "
