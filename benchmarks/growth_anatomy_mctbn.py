@@ -20,10 +20,26 @@ from pathlib import Path
 import numpy as np
 from map_check_mctbn import emit, load_full, protocol_folds
 
+from mlw.metrics import cll_loss, subset_accuracy
 from mlw_mctbn import MixtureOfCTBNs, _kernels, _learning
 
-#: ``--distinct``: the structures of the growth so far (None outside a growth)
-_SEEN: list[np.ndarray] | None = None
+#: per growth of ``mc`` (None outside one): ``seen``, the structures so far
+#: (``--distinct``); ``base``, every tree's parameters as first fitted (``--authors-em``)
+_GROWTH: dict[str, list[np.ndarray] | None] = {"seen": None, "base": None}
+
+
+def around_growth(key: str, start) -> None:
+    """Wrap ``MixtureOfCTBNs._grow`` so that ``_GROWTH[key]`` is ``start(first)`` (the
+    growth's first mixture) during a growth and None outside it."""
+    grow = MixtureOfCTBNs._grow
+
+    def _grow(self, design, X, Yd, Yt, tr, val, lam, first, normalised):
+        _GROWTH[key] = start(first)
+        try:
+            return grow(self, design, X, Yd, Yt, tr, val, lam, first, normalised)
+        finally:
+            _GROWTH[key] = None
+    MixtureOfCTBNs._grow = _grow
 
 
 def _score(W: np.ndarray, parent: np.ndarray) -> float:
@@ -38,7 +54,8 @@ def distinct_structure(learn):
     not already in the mixture (all duplicates: the maximum branching)."""
     def wrapped(design, Yt, s, rows, lam, holdout_fraction, rng, switching=False):
         parent, W, theta = learn(design, Yt, s, rows, lam, holdout_fraction, rng, switching)
-        if _SEEN is None:
+        seen = _GROWTH["seen"]
+        if seen is None:
             return parent, W, theta
         cands = [parent]
         for r in range(W.shape[0]):
@@ -48,30 +65,19 @@ def distinct_structure(learn):
                             for i in range(W.shape[0])])
             Wr[off, off] = _learning._NO_EDGE
             cands.append(_kernels.max_branching(Wr))
-        fresh = [c for c in cands if not any(np.array_equal(c, q) for q in _SEEN)]
+        fresh = [c for c in cands if not any(np.array_equal(c, q) for q in seen)]
         if fresh:
             parent = max(fresh, key=lambda c: _score(W, c))
-        _SEEN.append(parent.copy())
+        seen.append(parent.copy())
         return parent, W, theta
     return wrapped
 
 
 def install_distinct() -> None:
     _learning.learn_structure = distinct_structure(_learning.learn_structure)
-    grow = MixtureOfCTBNs._grow
-
-    def _grow(self, design, X, Yd, Yt, tr, val, lam, first, normalised):
-        global _SEEN
-        _SEEN = [first.parents[0].copy()]
-        try:
-            return grow(self, design, X, Yd, Yt, tr, val, lam, first, normalised)
-        finally:
-            _SEEN = None
-    MixtureOfCTBNs._grow = _grow
+    around_growth("seen", lambda first: [first.parents[0].copy()])
 
 
-#: ``--authors-em``: in a growth, every tree's parameters as first fitted (None outside)
-_BASE: list[np.ndarray] | None = None
 _FIT_NEW_UNWEIGHTED = False
 
 
@@ -82,13 +88,12 @@ def install_authors_em() -> None:
     run of the growth started from each tree's parameters as first fitted, with
     lambda = 1/K; the plugin fits the new tree on omega and warm-starts EM from the
     mixture so far. The final refit on all the training data is unchanged."""
-    learn, fit, em, grow = (_learning.learn_structure, _learning.fit_tree, _learning.em,
-                            MixtureOfCTBNs._grow)
+    learn, fit, em = _learning.learn_structure, _learning.fit_tree, _learning.em
 
     def learn_structure(*args, **kwargs):
         global _FIT_NEW_UNWEIGHTED
         out = learn(*args, **kwargs)
-        _FIT_NEW_UNWEIGHTED = _BASE is not None  # the growth's next fit_tree: the new tree
+        _FIT_NEW_UNWEIGHTED = _GROWTH["base"] is not None  # the next fit_tree: the new tree
         return out
 
     def fit_tree(design, Yt, parent, s, rows, lam, theta, *rest):
@@ -97,25 +102,18 @@ def install_authors_em() -> None:
             return fit(design, Yt, parent, s, rows, lam, theta, *rest)
         _FIT_NEW_UNWEIGHTED = False
         fit(design, Yt, parent, np.ones(design.n), rows, lam, theta, *rest)
-        _BASE.append(theta.copy())
+        _GROWTH["base"].append(theta.copy())
         return theta
 
     def em_(design, X, Y, Yt, mix, rows, *rest, **kwargs):
-        if _BASE is not None and len(_BASE) == mix.K:
-            mix.thetas[:] = [t.copy() for t in _BASE]
+        base = _GROWTH["base"]
+        if base is not None and len(base) == mix.K:
+            mix.thetas[:] = [t.copy() for t in base]
             mix.lam = np.full(mix.K, 1.0 / mix.K)
         return em(design, X, Y, Yt, mix, rows, *rest, **kwargs)
 
-    def _grow(self, design, X, Yd, Yt, tr, val, lam, first, normalised):
-        global _BASE
-        _BASE = [first.thetas[0].copy()]
-        try:
-            return grow(self, design, X, Yd, Yt, tr, val, lam, first, normalised)
-        finally:
-            _BASE = None
-
     _learning.learn_structure, _learning.fit_tree, _learning.em = learn_structure, fit_tree, em_
-    MixtureOfCTBNs._grow = _grow
+    around_growth("base", lambda first: [first.thetas[0].copy()])
 
 
 def edges(parent: np.ndarray) -> set[tuple[int, int]]:
@@ -145,12 +143,12 @@ def main() -> None:
     for f, tr, te in protocol_folds(ds, a.folds, a.partition_seed):
         t0, w0 = time.process_time(), time.time()
         m = MixtureOfCTBNs(top_label=False, keep_path=True, **params).fit(ds.X[tr], ds.Y[tr])
-        Xte, Yte = ds.X[tr], np.asarray(ds.Y[tr])
+        Xtr, Ytr = ds.X[tr], np.asarray(ds.Y[tr])
         itr, _ = m._split(len(tr))  # the internal training rows of the growth
         stages = m.staged_models()
         ess, path_lam = [], []
         for st in stages:
-            P = np.exp(st.log_proba_of(Xte[itr], Yte[itr]))
+            P = np.exp(st.log_proba_of(Xtr[itr], Ytr[itr]))
             w = np.clip(1.0 - P, 0.0, None)
             ess.append(float(w.sum() ** 2 / (w ** 2).sum() / len(itr)) if w.sum() > 0 else 0.0)
             path_lam.append([round(float(v), 3) for v in st.mixture_weights_])
@@ -162,8 +160,8 @@ def main() -> None:
             dataset=a.dataset, params=params, distinct=a.distinct, authors_em=a.authors_em,
             partition_seed=a.partition_seed, fold=f,
             n_trees=m.n_trees_, em_weights=m.em_weights_, C=m.C_,
-            ema=float((P_te == ds.Y[te]).all(axis=1).mean()),
-            cll=float(-m.log_proba_of(ds.X[te], ds.Y[te]).sum()),
+            ema=subset_accuracy(ds.Y[te], P_te),
+            cll=cll_loss(ds.Y[te], m.log_proba_of(ds.X[te], ds.Y[te])),
             curve=[round(v, 4) for v in m.validation_curve_],
             lam=[round(float(v), 3) for v in m.mixture_weights_],
             parents=par, n_distinct=len(set(par)),

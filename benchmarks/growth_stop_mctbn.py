@@ -22,6 +22,7 @@ from pathlib import Path
 
 from map_check_mctbn import emit, load_full, protocol_folds
 
+from mlw.metrics import cll_loss, subset_accuracy
 from mlw_mctbn import CTBN, MixtureOfCTBNs
 
 
@@ -45,8 +46,8 @@ def main() -> None:
             P = m.predict(ds.X[te])
             emit(a.out, dict(dataset=a.dataset, learner=a.learner, params=params,
                              partition_seed=a.partition_seed, fold=f,
-                             ema=float((P == ds.Y[te]).all(axis=1).mean()),
-                             cll=float(-m.log_proba_of(ds.X[te], ds.Y[te]).sum()),
+                             ema=subset_accuracy(ds.Y[te], P),
+                             cll=cll_loss(ds.Y[te], m.log_proba_of(ds.X[te], ds.Y[te])),
                              n_trees=m.n_trees_, em_weights=getattr(m, "em_weights_", None),
                              C=m.C_, C_search=m.C_search_,
                              curve=getattr(m, "validation_curve_", None)), t0, w0)
