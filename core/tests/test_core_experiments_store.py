@@ -147,6 +147,77 @@ def test_a_failing_cell_is_recorded_and_retried(tmp_path, monkeypatch) -> None:
     assert sorted(summary.results["status"].to_list()) == ["ok", "ok"]
 
 
+def test_a_changed_default_runs_recorded_cells_again(tmp_path, monkeypatch) -> None:
+    # a plugin that changes a default keeps every cell_id (the config did not change):
+    # the records' resolved parameters tell the rerun that the learner is not the same
+    from mlw_baselines.binary_relevance import BinaryRelevance
+
+    exp = parse_config({"experiment": {"datasets": ["emotions"], "folds": 2,
+                                       "metrics": ["f1_micro"]},
+                        "learners": {"br": {}, "nc": {"learner": "template_centroid"}}})
+    out = tmp_path / "r.parquet"
+    first = run_experiment(exp, out)
+    assert (first.ran, first.stale) == (4, 0)
+    recorded = {r["learner"]: json.loads(r["resolved_params"])
+                for r in first.results.iter_rows(named=True)}
+    assert recorded["br"]["threshold"] == "cardinality:top_label=auto"
+    assert recorded["nc"] == {"threshold": "pcut"}
+    again = run_experiment(exp, out)
+    assert (again.ran, again.skipped, again.stale) == (0, 4, 0)
+
+    defaults = dict(BinaryRelevance.__init__.__kwdefaults__)
+    monkeypatch.setattr(BinaryRelevance.__init__, "__kwdefaults__",
+                        {**defaults, "threshold": "fixed"})
+    changed = run_experiment(exp, out)
+    # br's two cells again, the template's kept; one record per cell, the new one
+    assert (changed.ran, changed.skipped, changed.stale) == (2, 2, 2)
+    df = changed.results
+    assert df.height == 4 and sorted(df["cell_id"].to_list()) == \
+        sorted(first.results["cell_id"].to_list())
+    for row in df.filter(df["learner"] == "br").iter_rows(named=True):
+        assert json.loads(row["resolved_params"])["threshold"] == "fixed"
+        assert row["decision"] == "threshold fixed"
+    assert (run_experiment(exp, out).ran, run_experiment(exp, out).stale) == (0, 0)
+
+
+def test_records_without_resolved_params_are_kept(tmp_path) -> None:
+    # records written before mlw kept resolved parameters cannot be compared: kept
+    exp = parse_config({"experiment": {"datasets": ["emotions"], "folds": 2,
+                                       "metrics": ["f1_micro"]},
+                        "learners": {"br": {}}})
+    out = tmp_path / "r.parquet"
+    run_experiment(exp, out)
+    import polars as pl
+
+    old = pl.read_parquet(out).drop("resolved_params")
+    old.write_parquet(out)
+    summary = run_experiment(exp, out)
+    assert (summary.ran, summary.skipped, summary.stale) == (0, 2, 0)
+
+
+def test_params_changed_leaves_the_grid_aside() -> None:
+    from mlw.experiments.cells import params_changed, resolved_params
+    from mlw.experiments.config import LearnerEntry
+
+    entry = LearnerEntry("br", "br", grid={"threshold": ["fixed", "pcut"]})
+    a = json.dumps({"threshold": "fixed", "n_jobs": None})
+    b = json.dumps({"threshold": "pcut", "n_jobs": None})
+    assert not params_changed(entry, a, b)  # chosen per cell
+    assert params_changed(entry, a, json.dumps({"threshold": "fixed", "n_jobs": 2}))
+    assert params_changed(LearnerEntry("br", "br"), a, b)
+    assert not params_changed(entry, None, b) and not params_changed(entry, a, None)
+    assert params_changed(entry, "not json", b)
+
+    class Opaque:
+        def get_params(self, deep=False):
+            return {"base": object()}  # prints as an address: different every process
+
+    class NoProtocol:
+        pass
+
+    assert resolved_params(Opaque()) is None and resolved_params(NoProtocol()) is None
+
+
 def test_grid_selection_uses_the_inner_split_only(tmp_path) -> None:
     exp = parse_config({"experiment": {"datasets": ["emotions"], "folds": 2,
                                        "metrics": ["f1_micro", "hamming_loss"]},

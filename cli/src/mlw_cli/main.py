@@ -646,9 +646,11 @@ def bench(
             eprint(f"interrupted: the finished cells are in {out}; run the same command "
                    f"again to continue")
             raise
-        note = (f"{summary.ran} cells run, {summary.skipped} skipped, {len(summary.errors)} "
-                f"failed; {summary.wall_seconds:.1f} s wall, {summary.cpu_seconds:.1f} s CPU; "
-                f"results in {out}")
+        stale = (f" ({summary.stale} of them again: recorded when their learner resolved "
+                 f"to other parameters)") if summary.stale else ""
+        note = (f"{summary.ran} cells run{stale}, {summary.skipped} skipped, "
+                f"{len(summary.errors)} failed; {summary.wall_seconds:.1f} s wall, "
+                f"{summary.cpu_seconds:.1f} s CPU; results in {out}")
         if as_json:
             from mlw.experiments.stats import metrics_of, summary_table
 
@@ -662,7 +664,8 @@ def bench(
                                  "average_ranks": None if s.avg_ranks is None
                                  else s.avg_ranks.tolist()}
             print_json({"experiment": experiment.name, "out": str(out),
-                        "cells": summary.total, "ran": summary.ran, "skipped": summary.skipped,
+                        "cells": summary.total, "ran": summary.ran, "stale": summary.stale,
+                        "skipped": summary.skipped,
                         "errors": [{"cell": c, "error": e} for c, e in summary.errors],
                         "wall_seconds": summary.wall_seconds,
                         "cpu_seconds": summary.cpu_seconds, "metrics": tables})

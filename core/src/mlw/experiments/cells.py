@@ -6,6 +6,12 @@ A cell carries everything it needs (the learner entry, the resolved dataset sour
 the seed, the fold), so a worker needs only mlw, the plugins and the data files. Its
 ``cell_id`` is a hash of exactly that: the same config gives the same ids, so a rerun
 skips the cells already in the results, and a changed parameter is a new cell.
+
+A config names only the parameters it sets; a plugin can change a default without
+changing the config. So each record also keeps the learner's *resolved* parameters
+(``resolved_params``: ``get_params()`` of the learner it fitted, defaults included), and
+a rerun runs a recorded cell again when the learner now resolves differently
+(:func:`params_changed`), the grid's names aside (chosen per cell).
 """
 
 from __future__ import annotations
@@ -64,6 +70,49 @@ class Cell:
         fold = "hold-out" if self.evaluation == "holdout" else \
             f"fold {self.fold + 1}/{self.n_folds}"
         return f"{self.learner.display} on {self.dataset.name}, {fold}"
+
+
+def resolved_params(learner: Any) -> str | None:
+    """``learner.get_params(deep=False)`` as sorted JSON: what the learner is, its
+    defaults included. ``None`` when that cannot be told apart from one process to the
+    next: ``get_params`` fails, or a value prints only as an object at an address."""
+    try:
+        params = learner.get_params(deep=False)
+    except Exception:  # a third-party learner without scikit-learn's protocol
+        return None
+    text = json.dumps(_jsonable(params), sort_keys=True, separators=(",", ":"))
+    return None if " at 0x" in text else text
+
+
+def entry_params(entry: LearnerEntry, seed: int) -> str | None:
+    """:func:`resolved_params` of ``entry``'s learner as the config builds it today
+    (``None`` when it cannot be built)."""
+    from mlw.experiments.config import build_learner
+
+    try:
+        return resolved_params(build_learner(entry, seed))
+    except Exception:  # the run reports it per cell; here it only means "cannot tell"
+        return None
+
+
+def params_changed(entry: LearnerEntry, recorded: str | None, now: str | None) -> bool:
+    """Whether a cell recorded with ``recorded`` parameters must run again because its
+    learner now resolves to ``now``: the names of ``entry``'s grid are left out (chosen
+    per cell); unknown on either side (older records, see :func:`resolved_params`) is
+    not a change."""
+    if recorded is None or now is None:
+        return False
+    try:
+        then = json.loads(recorded)
+    except ValueError:
+        return True  # an unreadable record is not evidence of the same learner
+    current = json.loads(now)
+    if not isinstance(then, dict):
+        return True
+    for name in entry.grid:
+        then.pop(name, None)
+        current.pop(name, None)
+    return then != current
 
 
 def _jsonable(value: Any) -> Any:
@@ -277,6 +326,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "fold": cell.fold, "seed": cell.seed, "threshold": cell.learner.threshold,
         "control": cell.control,
         "params": json.dumps(_jsonable(dict(cell.learner.params)), sort_keys=True),
+        "resolved_params": None,
         "status": "ok", "error": None, "chosen_params": None, "selection": None,
         "stages": None, "attributes": None, "decision": None, "n_train": None, "n_test": None,
         "n_features": None, "n_labels": None, "fit_seconds": None, "fit_cpu_seconds": None,
@@ -301,6 +351,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             record["chosen_params"] = json.dumps(_jsonable(chosen), sort_keys=True)
             record["selection"] = json.dumps(_jsonable(trail))
         learner = build_learner(cell.learner, cell.seed, chosen)
+        record["resolved_params"] = resolved_params(learner)
         setup = prepare_evaluation(learner, list(cell.metrics) if cell.metrics else None,
                                    cell.learner.threshold)
         if "model" in kept:  # a warm-started path: its chosen model, trained on train

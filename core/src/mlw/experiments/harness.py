@@ -1,5 +1,6 @@
 """``run_experiment``: check an experiment, enumerate its cells, skip the ones already in
-the results, run the rest with an executor and append each record as it finishes."""
+the results (unless their learner's defaults changed since), run the rest with an
+executor and append each record as it finishes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from mlw.experiments.cells import Cell, enumerate_cells
+from mlw.experiments.cells import Cell, entry_params, enumerate_cells, params_changed
 from mlw.experiments.config import Experiment
 from mlw.experiments.executors import execute
 from mlw.experiments.store import ResultStore
@@ -28,12 +29,15 @@ class Progress(Protocol):
 @dataclass
 class RunSummary:
     """What a run did: ``total`` cells in the experiment, ``skipped`` (already in the
-    results), ``ran``, ``errors`` (records with ``status="error"``, each
+    results), ``stale`` (in the results, but recorded when their learner resolved to
+    other parameters, e.g. before a plugin changed a default: run again), ``ran``,
+    ``errors`` (records with ``status="error"``, each
     ``(cell description, error)``), the wall and process CPU seconds of the run, and
     ``results``: every record of this experiment's cells (a polars DataFrame)."""
 
     total: int
     skipped: int
+    stale: int = 0
     ran: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
     wall_seconds: float = 0.0
@@ -67,7 +71,10 @@ def run_experiment(experiment: Experiment, out: str | os.PathLike[str], *,
                    executor: str = "local", jobs: int = 1, scheduler: str | None = None,
                    progress: Progress | None = None) -> RunSummary:
     """Run every cell of ``experiment`` not yet in ``out`` (see
-    :class:`mlw.experiments.ResultStore`) and return a :class:`RunSummary`.
+    :class:`mlw.experiments.ResultStore`) and return a :class:`RunSummary`. A cell in
+    ``out`` whose learner now resolves to other parameters than its record says
+    (:func:`mlw.experiments.cells.params_changed`) runs again; its new record replaces
+    the old.
 
     Everything is checked before the first fit (:meth:`Experiment.check`). A cell that
     fails is recorded with its error and tried again by the next run; ``Ctrl-C`` stops
@@ -86,9 +93,14 @@ def run_experiment(experiment: Experiment, out: str | os.PathLike[str], *,
         import polars as pl  # after the workers are forked (polars starts threads)
 
         store.clean_temporary()
-        done = store.done_ids()
-        todo = [c for c in cells if c.cell_id not in done]
-        summary = RunSummary(total=len(cells), skipped=len(cells) - len(todo))
+        done = store.done()
+        now = {e.key: entry_params(e, experiment.seed) for e in experiment.learners}
+        stale = [c for c in cells if c.cell_id in done and
+                 params_changed(c.learner, done[c.cell_id], now[c.learner.key])]
+        stale_ids = {c.cell_id for c in stale}
+        todo = [c for c in cells if c.cell_id not in done or c.cell_id in stale_ids]
+        summary = RunSummary(total=len(cells), skipped=len(cells) - len(todo),
+                             stale=len(stale))
         if progress is not None:
             progress.begin(len(cells), summary.skipped)
 

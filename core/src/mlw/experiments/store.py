@@ -40,7 +40,7 @@ SCHEMA: dict[str, str] = {
     "cell_id": "str", "experiment": "str", "learner": "str", "label": "str",
     "learner_name": "str", "dataset": "str", "source": "str", "evaluation": "str",
     "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str",
-    "params": "str",
+    "params": "str", "resolved_params": "str",
     "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
     "stages": "str", "attributes": "str", "decision": "str", "n_train": "int", "n_test": "int",
     "n_features": "int", "n_labels": "int", "fit_seconds": "float",
@@ -179,14 +179,22 @@ class ResultStore:
             return records_frame([])
         return dedupe(concat(frames))
 
-    def done_ids(self) -> set[str]:
-        """The cells that finished without error."""
+    def done(self) -> dict[str, str | None]:
+        """The cells that finished without error, each with the resolved parameters its
+        learner was fitted with (``None`` in records written before they were kept)."""
         import polars as pl
 
         df = self.read()
         if df.height == 0:
-            return set()
-        return set(df.filter(pl.col("status") == "ok")["cell_id"].to_list())
+            return {}
+        ok = df.filter(pl.col("status") == "ok")
+        params = ok["resolved_params"].to_list() if "resolved_params" in ok.columns \
+            else [None] * ok.height
+        return dict(zip(ok["cell_id"].to_list(), params, strict=True))
+
+    def done_ids(self) -> set[str]:
+        """The cells that finished without error."""
+        return set(self.done())
 
 
 def concat(frames: list[Any]) -> Any:
