@@ -332,11 +332,14 @@ def main() -> None:
                          "sides and stop it after this many wall seconds")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    patch_skml(args.metric)
+    if not args.no_skml:  # the patch imports scikit-multilearn, which may not be installed
+        patch_skml(args.metric)
     from mlw_baselines import MLkNN
 
     MLkNN(k=2).fit(sp.random(20, 5, density=0.5, format="csr", random_state=0),
                    np.eye(20, 3, dtype=np.uint8)).predict(np.ones((2, 5)))  # warm-up
+    MLkNN(k=2).fit(np.random.default_rng(0).random((20, 5)),
+                   np.eye(20, 3, dtype=np.uint8)).predict(np.ones((2, 5)))  # dense kernels too
     names = [d for d in args.datasets.split(",") if d] + (["imdb"] if args.imdb else [])
     print(f"k={args.k} metric={args.metric}; cpu/wall in s; ratio = peer / mlw")
     for name in names:
