@@ -169,6 +169,34 @@ def test_a_learner_scored_on_some_metrics_does_not_empty_the_others(tmp_path) ->
     assert re.search(r"\| only_f1 \| \d\.\d\d \| - \|", overview), overview
 
 
+def test_learners_sharing_a_label_keep_their_own_figures(tmp_path) -> None:
+    """Two learner keys with one label (mctbn.toml: ``mc`` and ``mc_feature`` are both
+    "MC") used to share one row of the average ranks (the second's ranks shown as the
+    first's), one entry of the selected parameters, one stage figure: each is now shown
+    as "label (key)"."""
+    from mlw.experiments import parse_config, run_experiment, write_report
+
+    exp = parse_config({"experiment": {"name": "twins", "folds": 2,
+                                       "metrics": ["f1_micro"], "datasets": ["emotions"]},
+                        "learners": {"br": {"label": "BR"},
+                                     "a": {"learner": "template_centroid", "label": "NC",
+                                           "params": {"threshold": "pcut"}},
+                                     "b": {"learner": "template_centroid", "label": "NC",
+                                           "params": {"threshold": "rcut"}}}})
+    out = tmp_path / "r.parquet"
+    df = run_experiment(exp, out).results
+    write_report(out, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    overview = md.split("### Average ranks")[1].split("###")[0]
+    table = md.split("### f1_micro")[1].split("###")[0]
+    assert "| dataset | BR | NC (a) | NC (b) |" in table
+    mean = {k: df.filter(pl.col("learner") == k)["metric_f1_micro"].mean() for k in "ab"}
+    assert mean["a"] != mean["b"]
+    for key in "ab":
+        assert f"{mean[key]:.3f}" in table.split("NC (b) |")[1]
+        assert re.search(rf"\| NC \({key}\) \| \d\.\d\d \|", overview), overview
+
+
 def test_help_imports_no_polars_dask_or_matplotlib() -> None:
     # the command ends with os._exit once its atexit handlers have run (mlw_cli.main.run),
     # so the modules are listed from an atexit handler, flushed before the process ends

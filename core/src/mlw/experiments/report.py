@@ -19,7 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from mlw.experiments.stats import CONTROL_BETTER, CONTROL_WORSE, MetricSummary, metrics_of
+from mlw.experiments.stats import (
+    CONTROL_BETTER,
+    CONTROL_WORSE,
+    MetricSummary,
+    learner_labels,
+    metrics_of,
+)
 from mlw.files import atomic_write
 
 #: the CD diagrams and staged curves show at most this many metrics per figure
@@ -319,7 +325,7 @@ def _timing_summary(df: Any, learners: list[str], datasets: list[str]) -> Metric
                 mean[i, j] = float(v.mean())
                 sd[i, j] = float(v.std(ddof=1)) if v.size > 1 else 0.0
                 counts[i, j] = v.size
-    labels = dict(zip(ok["learner"].to_list(), ok["label"].to_list(), strict=True))
+    labels = learner_labels(ok)
     return MetricSummary(column, False, datasets, learners,
                          [labels.get(x, x) for x in learners], mean, sd, counts,
                          np.full(shape, np.nan), None, [], None, None, 0.05, None,
@@ -332,10 +338,11 @@ def _chosen(df: Any) -> dict[tuple[str, str], str]:
     out: dict[tuple[str, str], str] = {}
     if "chosen_params" not in df.columns:
         return out
+    label = learner_labels(df)
     rows = df.filter((pl.col("status") == "ok") & pl.col("chosen_params").is_not_null())
-    for (ln, ds), group in rows.sort("fold").group_by(["label", "dataset"],
+    for (ln, ds), group in rows.sort("fold").group_by(["learner", "dataset"],
                                                       maintain_order=True):
-        out[(str(ln), str(ds))] = "; ".join(group["chosen_params"].to_list())
+        out[(label[str(ln)], str(ds))] = "; ".join(group["chosen_params"].to_list())
     return out
 
 
@@ -399,7 +406,9 @@ def build_sections(df: Any, out_dir: Path, *, metrics: Sequence[str] | None = No
         sec = Section(experiment=str(name), summaries=summaries)
         sec.timing = _timing_summary(part, learners, datasets)
         sec.chosen = _chosen(part)
-        sec.errors = [f"{r['label']} on {r['dataset']}, fold {r['fold']}: {r['error']}"
+        shown = learner_labels(part)
+        sec.errors = [f"{shown[r['learner']]} on {r['dataset']}, fold {r['fold']}: "
+                      f"{r['error']}"
                       for r in part.filter(pl.col("status") != "ok").iter_rows(named=True)]
         sec.cells = part.height
         sec.cpu_seconds = float(part["cpu_seconds"].drop_nulls().sum()) \
@@ -428,7 +437,7 @@ def build_sections(df: Any, out_dir: Path, *, metrics: Sequence[str] | None = No
                     curves = _stage_curves(part, learner, chosen_metrics)
                     if not curves:
                         continue
-                    label = staged.filter(pl.col("learner") == learner)["label"][0]
+                    label = shown[learner]
                     path = out_dir / f"{prefix}stages-{_safe(learner)}.png"
                     with atomic_write(path, "wb") as fh:
                         staged_curves(curves, fh, title=f"{label}: metric after each stage "

@@ -171,6 +171,21 @@ def fold_values(df: Any, metric: str) -> dict[tuple[str, str], dict[int, float]]
     return out
 
 
+def learner_labels(df: Any) -> dict[str, str]:
+    """Each learner key of ``df`` with the label its tables show: the records' ``label``,
+    and, where two keys share one (``mc`` and ``mc_feature`` both "MC"), the key after
+    it (``MC (mc_feature)``): a table, a rank or a figure keyed by label would otherwise
+    show one learner's figures under the other's name."""
+    keys = _ordered(df["learner"].to_list()) if df.height else []
+    given = dict(zip(df["learner"].to_list(), df["label"].to_list(), strict=True)) \
+        if "label" in df.columns and df.height else {}
+    label = {k: str(given.get(k) or k) for k in keys}
+    counts: dict[str, int] = {}
+    for v in label.values():
+        counts[v] = counts.get(v, 0) + 1
+    return {k: (v if counts[v] == 1 or v == k else f"{v} ({k})") for k, v in label.items()}
+
+
 def _ordered(values: list[str]) -> list[str]:
     seen: list[str] = []
     for v in values:
@@ -194,8 +209,7 @@ def summary_table(df: Any, metric: str, *, learners: Sequence[str] | None = None
     ok = df.filter(pl.col("status") == "ok") if df.height else df
     learners = list(learners) if learners is not None else _ordered(ok["learner"].to_list())
     datasets = list(datasets) if datasets is not None else _ordered(ok["dataset"].to_list())
-    label_of = dict(zip(ok["learner"].to_list(), ok["label"].to_list(), strict=True)) \
-        if "label" in ok.columns else {}
+    label_of = learner_labels(ok)
     values = fold_values(df, metric)
     shape = (len(datasets), len(learners))
     mean, sd = np.full(shape, np.nan), np.full(shape, np.nan)
