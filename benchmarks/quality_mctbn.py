@@ -6,7 +6,7 @@ EMA, CLL-loss, micro and macro F1; CC's CLL-loss also read as the paper does, gr
 prefix, as ``cll_loss_marginals``; Figure 3 as the ``mc_path`` stages).
 
     nice -n 10 python benchmarks/quality_mctbn.py [--datasets emotions,...]
-        [--learners mc,ctbn,br,cc,pcc,mc_path] [--folds 0,1] [--jobs 2]
+        [--learners mc,ctbn,br,cc,pcc,mc_path,mc_path_switching] [--folds 0,1] [--jobs 2]
         [--out mctbn.parquet] [--table]
 
 The same as ``mlw bench --config examples/papers/mctbn.toml --out mctbn.parquet`` plus
@@ -126,9 +126,10 @@ def table(path: Path) -> str:
             if g["chosen_params"].drop_nulls().len():
                 cs = [json.loads(c)["base_params"]["C"] for c in g.sort("fold")["chosen_params"]]
                 chosen.append(f"- {ds} {name}: C {cs}")
-        for r in part.filter(pl.col("learner") == "mc_path").iter_rows(named=True):
+        for r in part.filter(pl.col("learner").str.starts_with("mc_path")).iter_rows(
+                named=True):
             for s in json.loads(r["stages"]):
-                path_rows.append((ds, s["stage"], r["fold"], s["metrics"]))
+                path_rows.append((r["learner"], ds, s["stage"], r["fold"], s["metrics"]))
     if greedy:
         out += ["\nCC's CLL-loss per fold read two ways (the paper's CC column in brackets; "
                 "mc's on the same folds beside it)",
@@ -136,12 +137,14 @@ def table(path: Path) -> str:
                 "(cll_loss_marginals; paper) | mc |", "|---|---|---|---|---|", *greedy]
     if chosen:
         out += ["\nC (and mc's trees) chosen per fold, in fold order", *chosen]
-    if path_rows:
-        out += ["\nFigure 3: mc grown to 20 trees (mean over the folds run)",
+    # Figure 3: one table per path learner (mc_path: factor "feature"; mc_path_switching)
+    for name in sorted({r[0] for r in path_rows}):
+        rows = [r[1:] for r in path_rows if r[0] == name]
+        out += [f"\nFigure 3 ({name}): mc grown to 20 trees (mean over the folds run)",
                 "| dataset | trees | CLL-loss per fold | EMA | folds |", "|---|---|---|---|---|"]
-        for ds in dict.fromkeys(r[0] for r in path_rows):
-            for k in sorted({r[1] for r in path_rows if r[0] == ds}):
-                ms = [r[3] for r in path_rows if r[0] == ds and r[1] == k]
+        for ds in dict.fromkeys(r[0] for r in rows):
+            for k in sorted({r[1] for r in rows if r[0] == ds}):
+                ms = [r[3] for r in rows if r[0] == ds and r[1] == k]
                 out.append(f"| {ds} | {k} | {np.mean([m['cll_loss'] for m in ms]):.1f} | "
                            f"{np.mean([m['subset_accuracy'] for m in ms]):.3f} | {len(ms)} |")
     return "\n".join(out)
