@@ -54,6 +54,24 @@ def fit_logistic_objective(theta, X, scale, y, s, p, use_parent, rows, lam):
     return f + 0.5 * lam * reg
 
 
+def fit_logistic_gradient(theta, X, scale, y, s, p, use_parent, rows, lam):
+    """The gradient of :func:`fit_logistic_objective` (``v``'s entry 0 without a
+    parent)."""
+    m = X.shape[1]
+    w, v, b = theta[:m], theta[m], theta[m + 1]
+    grad = np.zeros(m + 2)
+    for r in rows:
+        z = float(X[r] @ (w * scale)) + b + (v * p[r] if use_parent else 0.0)
+        g = s[r] * (sigmoid(z) - y[r])
+        grad[:m] += g * X[r] * scale
+        grad[m] += g * p[r] if use_parent else 0.0
+        grad[m + 1] += g
+    grad[:m] += lam * w
+    if use_parent:
+        grad[m] += lam * v
+    return grad
+
+
 def best_branching(W: np.ndarray) -> tuple[float, np.ndarray]:
     """Brute force over all parent assignments that form a forest (d <= 6)."""
     d = W.shape[0]

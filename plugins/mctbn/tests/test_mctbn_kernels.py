@@ -10,6 +10,7 @@ from naive_mctbn import (
     best_branching,
     branching_score,
     enumerate_instance,
+    fit_logistic_gradient,
     fit_logistic_objective,
     tree_log_proba,
 )
@@ -145,6 +146,37 @@ def test_logistic_solver_reaches_the_optimum(sparse, use_parent):
     ll = _kernels.log_lik_rows(theta, *design.args(), y, s, p, use_parent, rows)
     reg = 0.25 * (theta[:m] @ theta[:m] + (theta[m] ** 2 if use_parent else 0.0))
     assert -ll + reg == pytest.approx(f, rel=1e-10)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("use_parent", [False, True])
+def test_objective_gradient_and_log_lik_against_naive(sparse, use_parent):
+    # pins the kernel's evaluation (scaled weights once per call, dot products with
+    # reassociation, one exp per row, the feature gradient scaled at the end; session
+    # 11) to the pure-Python objective and gradient, with 40 features so the
+    # vectorised dot products run more than one lane block
+    rng = np.random.default_rng(7)
+    n, m = 70, 40
+    X = rng.normal(size=(n, m)) * rng.uniform(0.1, 20.0, size=m)
+    X[rng.random((n, m)) < 0.6] = 0.0
+    y = (rng.random(n) < 0.4).astype(np.float64)
+    p = (rng.random(n) < 0.5).astype(np.float64)
+    s = rng.random(n) * 2
+    s[::7] = 0.0
+    rows = np.sort(rng.choice(n, 50, replace=False)).astype(np.int64)
+    design = _design(X, sparse)
+    for scale in (1.0, 8.0):
+        theta = rng.normal(size=m + 2) * scale
+        z, grad, w = np.empty(rows.size), np.empty(m + 2), np.empty(m)
+        f = _kernels._objective(theta, *design.args(), y, s, p, use_parent, rows, 0.7, z,
+                                grad, w)
+        assert f == pytest.approx(fit_logistic_objective(theta, X, design.scale, y, s, p,
+                                                         use_parent, rows, 0.7), rel=1e-12)
+        ref = fit_logistic_gradient(theta, X, design.scale, y, s, p, use_parent, rows, 0.7)
+        np.testing.assert_allclose(grad, ref, rtol=1e-10, atol=1e-12)
+        ll = _kernels.log_lik_rows(theta, *design.args(), y, s, p, use_parent, rows)
+        reg = 0.35 * (theta[:m] @ theta[:m] + (theta[m] ** 2 if use_parent else 0.0))
+        assert -ll + reg == pytest.approx(f, rel=1e-12)
 
 
 def test_logistic_warm_start_never_increases_the_objective():

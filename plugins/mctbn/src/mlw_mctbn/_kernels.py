@@ -49,32 +49,61 @@ def _sigmoid(z):
     return e / (1.0 + e)
 
 
+#: Floating-point reassociation for the two dot products below only, so LLVM vectorises
+#: them (no NaN/inf assumptions: "nnan"/"ninf" are not set).
+_DOT_MATH = {"reassoc", "contract", "nsz", "arcp"}
+
+
+@njit(cache=True, fastmath=_DOT_MATH)
+def _dot_dense_row(Xd, r, w):
+    acc = 0.0
+    for j in range(w.shape[0]):
+        acc += Xd[r, j] * w[j]
+    return acc
+
+
+@njit(cache=True, fastmath=_DOT_MATH)
+def _dot_sparse_row(indptr, indices, data, r, w):
+    acc = 0.0
+    for q in range(indptr[r], indptr[r + 1]):
+        acc += data[q] * w[indices[q]]
+    return acc
+
+
+@njit(cache=True, fastmath=_DOT_MATH)
+def _dot(a, b):
+    acc = 0.0
+    for j in range(a.shape[0]):
+        acc += a[j] * b[j]
+    return acc
+
+
 @njit(cache=True)
-def _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z):
+def _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z, w):
+    """``z[t]`` the logit of row ``rows[t]``; ``w`` (m,) is scratch (the scaled weights)."""
     m = scale.shape[0]
     v = theta[m]
     b = theta[m + 1]
+    for j in range(m):
+        w[j] = scale[j] * theta[j]
     for t in range(rows.shape[0]):
         r = rows[t]
-        acc = b
+        if sparse:
+            acc = _dot_sparse_row(indptr, indices, data, r, w)
+        else:
+            acc = _dot_dense_row(Xd, r, w)
+        acc += b
         if use_parent:
             acc += v * p[r]
-        if sparse:
-            for q in range(indptr[r], indptr[r + 1]):
-                j = indices[q]
-                acc += data[q] * scale[j] * theta[j]
-        else:
-            for j in range(m):
-                acc += Xd[r, j] * scale[j] * theta[j]
         z[t] = acc
 
 
 @njit(cache=True)
 def _objective(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent, rows,
-               lam, z, grad):
-    """Objective value; fills ``grad`` and the margins ``z``."""
+               lam, z, grad, w):
+    """Objective value; fills ``grad`` and the margins ``z`` (``w``: scratch)."""
     m = scale.shape[0]
-    _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z)
+    _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z, w)
     f = 0.0
     for j in range(m + 2):
         grad[j] = 0.0
@@ -84,22 +113,29 @@ def _objective(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_par
         if sr == 0.0:
             continue
         zt = z[t]
-        f += sr * (_log1pexp(zt) - y[r] * zt)
-        g = sr * (_sigmoid(zt) - y[r])
+        # log(1 + exp(z)) and sigmoid(z) from one exp(-|z|)
+        e = np.exp(-abs(zt))
+        if zt > 0.0:
+            f += sr * (zt + np.log1p(e) - y[r] * zt)
+            g = sr * (1.0 / (1.0 + e) - y[r])
+        else:
+            f += sr * (np.log1p(e) - y[r] * zt)
+            g = sr * (e / (1.0 + e) - y[r])
         if g == 0.0:
             continue
         grad[m + 1] += g
         if use_parent:
             grad[m] += g * p[r]
+        # the feature gradient unscaled here, times scale once below
         if sparse:
             for q in range(indptr[r], indptr[r + 1]):
-                j = indices[q]
-                grad[j] += g * data[q] * scale[j]
+                grad[indices[q]] += g * data[q]
         else:
             for j in range(m):
-                grad[j] += g * Xd[r, j] * scale[j]
+                grad[j] += g * Xd[r, j]
     reg = 0.0
     for j in range(m):
+        grad[j] *= scale[j]
         reg += theta[j] * theta[j]
         grad[j] += lam * theta[j]
     if use_parent:
@@ -120,6 +156,7 @@ def fit_logistic(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_p
     n_par = theta.shape[0]
     nr = rows.shape[0]
     z = np.empty(nr)
+    w = np.empty(scale.shape[0])
     grad = np.empty(n_par)
     S = np.zeros((history, n_par))
     Yh = np.zeros((history, n_par))
@@ -132,7 +169,7 @@ def fit_logistic(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_p
         return 0.0, 0
     gtol = tol * wsum
     f = _objective(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent,
-                   rows, lam, z, grad)
+                   rows, lam, z, grad, w)
     new_theta = np.empty(n_par)
     new_grad = np.empty(n_par)
     direction = np.empty(n_par)
@@ -151,39 +188,26 @@ def fit_logistic(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_p
             direction[j] = -grad[j]
         for c in range(stored):
             k = (head - 1 - c) % history
-            a = 0.0
-            for j in range(n_par):
-                a += S[k, j] * direction[j]
-            a *= rho[k]
+            a = rho[k] * _dot(S[k], direction)
             alpha[k] = a
             for j in range(n_par):
                 direction[j] -= a * Yh[k, j]
         if stored > 0:
             k = (head - 1) % history
-            yy = 0.0
-            for j in range(n_par):
-                yy += Yh[k, j] * Yh[k, j]
+            yy = _dot(Yh[k], Yh[k])
             gamma = 1.0 / (rho[k] * yy)
             for j in range(n_par):
                 direction[j] *= gamma
         else:
-            gn = 0.0
-            for j in range(n_par):
-                gn += grad[j] * grad[j]
-            gn = np.sqrt(gn)
+            gn = np.sqrt(_dot(grad, grad))
             for j in range(n_par):
                 direction[j] /= max(gn, 1.0)
         for c in range(stored - 1, -1, -1):
             k = (head - 1 - c) % history
-            bcoef = 0.0
-            for j in range(n_par):
-                bcoef += Yh[k, j] * direction[j]
-            bcoef *= rho[k]
+            bcoef = rho[k] * _dot(Yh[k], direction)
             for j in range(n_par):
                 direction[j] += S[k, j] * (alpha[k] - bcoef)
-        slope = 0.0
-        for j in range(n_par):
-            slope += grad[j] * direction[j]
+        slope = _dot(grad, direction)
         if slope >= 0.0:  # not a descent direction: restart from steepest descent
             stored = 0
             gn = 0.0
@@ -200,7 +224,7 @@ def fit_logistic(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_p
             for j in range(n_par):
                 new_theta[j] = theta[j] + step * direction[j]
             f_new = _objective(new_theta, sparse, Xd, indptr, indices, data, scale, y, s,
-                               p, use_parent, rows, lam, z, new_grad)
+                               p, use_parent, rows, lam, z, new_grad, w)
             if f_new <= f + 1e-4 * step * slope:
                 accepted = True
                 break
@@ -232,7 +256,8 @@ def fit_logistic(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_p
 def log_lik_rows(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent, rows):
     """sum_{r in rows} s_r log P(y_r | x_r, p_r) of a fitted logistic regression."""
     z = np.empty(rows.shape[0])
-    _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z)
+    _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z,
+             np.empty(scale.shape[0]))
     total = 0.0
     for t in range(rows.shape[0]):
         r = rows[t]
