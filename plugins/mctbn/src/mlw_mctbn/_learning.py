@@ -91,13 +91,14 @@ def fit_tree(design: Design, Yt: np.ndarray, parent: np.ndarray, s: np.ndarray,
 
 
 def edge_weights(design: Design, Yt: np.ndarray, s: np.ndarray, train: np.ndarray,
-                 holdout: np.ndarray, lam: np.ndarray,
-                 switching: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                 holdout: np.ndarray, lam: np.ndarray, switching: bool = False,
+                 edge_tol: float = _logistic.EDGE_TOL) -> tuple[np.ndarray, np.ndarray]:
     """Sec. 5.3.1: ``W[j, i]`` the weighted conditional log-likelihood on ``holdout`` of
     Y_i given x and Y_j, fitted on ``train``; ``W[i, i]`` given x alone. Also returns
     the self-loop models (d, m + 2), each edge model having been warm-started from its
     label's self-loop model. ``switching``: the edge model is two regressions on x,
-    fitted and scored on the rows where Y_j is 0 and where it is 1."""
+    fitted and scored on the rows where Y_j is 0 and where it is 1. The edge models
+    stop at ``edge_tol``, the self-loop models at the solver's ``TOL``."""
     d = Yt.shape[0]
     W = np.full((d, d), _NO_EDGE)
     self_theta = np.zeros((d, design.m + 2))
@@ -117,18 +118,20 @@ def edge_weights(design: Design, Yt: np.ndarray, s: np.ndarray, train: np.ndarra
                 W[j, i] = 0.0
                 for fit_rows, score_rows in ((tr0, h0), (tr1, h1)):
                     theta = self_theta[i].copy()
-                    _logistic.fit(design, Yt[i], s, None, fit_rows, lam[i], theta)
+                    _logistic.fit(design, Yt[i], s, None, fit_rows, lam[i], theta,
+                                  tol=edge_tol)
                     W[j, i] += _logistic.log_lik(design, theta, Yt[i], s, None, score_rows)
                 continue
             theta = self_theta[i].copy()
-            _logistic.fit(design, Yt[i], s, Yt[j], train, lam[i], theta)
+            _logistic.fit(design, Yt[i], s, Yt[j], train, lam[i], theta, tol=edge_tol)
             W[j, i] = _logistic.log_lik(design, theta, Yt[i], s, Yt[j], holdout)
     return W, self_theta
 
 
 def learn_structure(design: Design, Yt: np.ndarray, s: np.ndarray, rows: np.ndarray,
                     lam: np.ndarray, holdout_fraction: float, rng: np.random.Generator,
-                    switching: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    switching: bool = False, edge_tol: float = _logistic.EDGE_TOL
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The maximum-branching CTBN structure on weighted ``rows`` (Sec. 5.3.1): a random
     ``holdout_fraction`` of them scores the edges, the rest fits the edge models.
     Returns ``(parent, W, warm start)``: the self-loop models, as the tree's ``theta``
@@ -140,7 +143,7 @@ def learn_structure(design: Design, Yt: np.ndarray, s: np.ndarray, rows: np.ndar
     else:
         n_h = min(n_h, rows.shape[0] - 1)
         holdout, train = np.sort(perm[:n_h]), np.sort(perm[n_h:])
-    W, self_theta = edge_weights(design, Yt, s, train, holdout, lam, switching)
+    W, self_theta = edge_weights(design, Yt, s, train, holdout, lam, switching, edge_tol)
     parent = _kernels.max_branching(W)
     if switching:
         self_theta = np.hstack([self_theta, self_theta])

@@ -21,6 +21,12 @@ from mlw_mctbn import _kernels
 #: L-BFGS settings: stop when max |gradient| <= TOL * sum of the weights (as
 #: scikit-learn's lbfgs, whose loss is averaged), or after MAX_ITER iterations.
 TOL = 1e-4
+#: The looser tolerance of the structure search's edge models (Sec. 5.3.1), which only
+#: score edges on the hold-out and are then dropped; the self-loop models and every
+#: factor of a chosen tree keep TOL. At TOL the edge weights are already this far from
+#: converged that enron's tree differs from the tree of converged edge models in 9 of
+#: 52 parents; at EDGE_TOL in 11, with 2.4x fewer L-BFGS iterations (README, "Speed").
+EDGE_TOL = 1e-3
 MAX_ITER = 200
 HISTORY = 10
 
@@ -85,16 +91,17 @@ def is_constant(y: np.ndarray, s: np.ndarray, rows: np.ndarray) -> bool:
 
 def fit(design: Design, y: np.ndarray, s: np.ndarray, p: np.ndarray | None,
         rows: np.ndarray, lam: float, theta: np.ndarray,
-        max_iter: int = MAX_ITER) -> np.ndarray:
+        max_iter: int = MAX_ITER, tol: float = TOL) -> np.ndarray:
     """Fit in place from the warm start ``theta`` and return it. A target constant on
-    the weighted ``rows`` gets :func:`constant_theta` instead."""
+    the weighted ``rows`` gets :func:`constant_theta` instead. ``tol``: the L-BFGS stop
+    (max |gradient| <= tol * sum of the weights)."""
     if is_constant(y, s, rows):
         theta[:] = constant_theta(design.m, y, s, rows)
         return theta
     use_parent = p is not None
     pp = p if p is not None else y
     _kernels.fit_logistic(theta, *design.args(), y, s, pp, use_parent, rows, float(lam),
-                          int(max_iter), TOL, HISTORY)
+                          int(max_iter), float(tol), HISTORY)
     if not use_parent:
         theta[design.m] = 0.0
     return theta
