@@ -24,8 +24,9 @@ TOL = 1e-4
 #: The looser tolerance of the structure search's edge models (Sec. 5.3.1), which only
 #: score edges on the hold-out and are then dropped; the self-loop models and every
 #: factor of a chosen tree keep TOL. At TOL the edge weights are already this far from
-#: converged that enron's tree differs from the tree of converged edge models in 9 of
-#: 52 parents; at EDGE_TOL in 11, with 2.4x fewer L-BFGS iterations (README, "Speed").
+#: converged that enron's tree (C = 1) differs from the tree of converged edge models in
+#: 8 of 53 parents; at EDGE_TOL in 10, with 2.4x fewer L-BFGS iterations (README,
+#: "Choices" and "Speed").
 EDGE_TOL = 1e-3
 MAX_ITER = 200
 HISTORY = 10
