@@ -60,6 +60,7 @@ import argparse
 import contextlib
 import json
 import os
+import sys
 import time
 import warnings
 
@@ -71,6 +72,9 @@ from threadpoolctl import threadpool_limits
 
 import mlw
 from mlw_ssvm import _cutting_plane as CP
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "plugins", "ssvm", "tests"))
+import naive_ssvm as naive  # noqa: E402  (the random working sets, shared with the tests)
 
 _exact_dual = CP.solve_dual
 _exact_slack = CP.working_set_slack
@@ -189,8 +193,12 @@ def _check_smo(H, delta, C, start) -> float:
     its point is feasible, and the two dual objectives differ by at most C * TIGHT
     (weak duality: at any alpha the primal at w(alpha) with the slack max(0, max_k
     delta_k - (H alpha)_k) exceeds the dual by at most C * kkt_gap, so each point is
-    within C * TIGHT of the optimum). Returns their relative difference."""
+    within C * TIGHT of the optimum), and the exact QP meets the KKT conditions to
+    its stated tolerance (tests/test_ssvm_qp.py; it did not before session 11 on
+    near-duplicate constraints with the sum below C). Returns their relative
+    difference."""
     ex = _exact_dual(H, delta, C)
+    assert naive.qp_kkt_residual(H, delta, ex, C) <= 2e-9 * max(1.0, float(delta.max()))
     sm = smo_dual(H, delta, C, start, TIGHT)
     obj = lambda a: float(a @ delta - 0.5 * a @ H @ a)  # noqa: E731
     o_ex, o_sm = obj(ex), obj(sm)
@@ -207,19 +215,8 @@ def selfcheck(args) -> None:
     or from a feasible start) and on working sets of a real fit (Struct(F1), L = 10
     Swap 0.4 dataset j = 4 at C = 1e5, where round 1's block-coordinate stand-in
     stalled), each taken as SvmLightQP meets it."""
-    rng = np.random.default_rng(0)
     worst, t = 0.0, time.process_time()
-    for trial in range(args.trials):
-        K = int(rng.integers(2, 80))
-        D = K + int(rng.integers(0, 40))
-        A = rng.normal(size=(K, D)) * rng.uniform(0.01, 3.0, size=(K, 1))
-        if trial % 2 == 0:  # ill-conditioned: near-duplicate constraints
-            A[K // 2:] = A[: K - K // 2] + 1e-3 * rng.normal(size=(K - K // 2, D))
-        H, delta = A @ A.T, rng.uniform(0.0, 1.0, K)
-        C = float(10.0 ** rng.uniform(-2, 5))
-        start = np.zeros(K)
-        if trial % 4 > 1:
-            start[: K // 2] = rng.dirichlet(np.ones(K // 2)) * C * rng.uniform(0, 1)
+    for H, delta, C, start in naive.random_working_sets(args.trials):
         worst = max(worst, abs(_check_smo(H, delta, C, start)))
     seen = []
 

@@ -1,13 +1,22 @@
 """The working-set dual QP: optimality (KKT) conditions, the primal-dual gap, the
-incremental solve against a fresh one, and degenerate (dependent) constraints."""
+incremental solve against a fresh one, and degenerate (dependent) constraints; the
+optimum against two independent solvers (tests/naive_ssvm.py: NNLS with a bisection on
+the multiplier, and an enumeration of supports for small K) on random working sets,
+near-duplicate ones among them, and on working sets saved from real fits."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import naive_ssvm as naive
 import numpy as np
 import pytest
 
 from mlw_ssvm._qp import (
     KKT_TOL,
+    _factor,
+    _solve_hard,
+    _solve_pinned,
     _warm_solve,
     dual_objective,
     kkt_violation,
@@ -98,3 +107,97 @@ def test_warm_path_answers_a_cutting_plane_like_sequence_with_the_optimum():
                 dual_objective(Hk, dk, solve_dual(Hk, dk, C)), rel=1e-9, abs=1e-12)
         alpha = solve_dual(Hk, dk, C, start=alpha)
     assert answered >= 30
+
+
+#: The stated precision of solve_dual: the KKT residual of the whole QP
+#: (naive.qp_kkt_residual) at most twice its internal tolerance KKT_TOL (loss units,
+#: scaled by max(1, max delta): the warm path accepts |d_k - lam| <= KKT_TOL with its own
+#: lam, and the residual measures against the midpoint), and the dual objective within
+#: OBJ_TOL (relative to max(1, |objective|)) of an independent solver's.
+OBJ_TOL = 1e-9
+
+
+def _kkt_tol(delta) -> float:
+    return 2 * KKT_TOL * max(1.0, float(np.abs(delta).max()))
+
+
+def _check_against_references(H, delta, C, alpha):
+    assert (alpha >= 0).all() and alpha.sum() <= C * (1 + 1e-12)
+    assert naive.qp_kkt_residual(H, delta, alpha, C) <= _kkt_tol(delta)
+    ours = dual_objective(H, delta, alpha)
+    ref = dual_objective(H, delta, naive.qp_reference(H, delta, C))
+    assert naive.qp_kkt_residual(H, delta, naive.qp_reference(H, delta, C), C) <= \
+        _kkt_tol(delta)  # the reference is itself optimal
+    assert abs(ours - ref) <= OBJ_TOL * max(1.0, abs(ref)), (ours, ref)
+    if delta.size <= 8:
+        brute = naive.qp_brute_force(H, delta, C)
+        assert abs(ours - brute) <= OBJ_TOL * max(1.0, abs(brute)), (ours, brute)
+
+
+def test_near_duplicate_constraints_with_the_sum_below_C():
+    # working set 28 of benchmarks/ssvm_svmstruct_check.py's selfcheck: K = 76, half
+    # the constraints near-duplicates of the other half, C = 4395, sum(alpha) = 45 < C.
+    # solve_dual returned a positive alpha with d_k = 4.9e-4 where the optimum needs
+    # d_k = 0 (quadprog's slack ended at 2^-11 instead of 0: round-off of C / RHO) and a
+    # dual objective 6e-7 (relative) below the optimum.
+    H, delta, C, _ = list(naive.random_working_sets(29))[28]
+    assert delta.size == 76 and round(C) == 4395
+    alpha = solve_dual(H, delta, C)
+    assert alpha.sum() < 0.02 * C
+    _check_against_references(H, delta, C, alpha)
+
+
+def test_random_working_sets_meet_the_independent_solvers():
+    # the selfcheck's 200 random working sets (near-duplicate constraints in every
+    # second one, C from 1e-2 to 1e5), solved cold and from their start
+    for H, delta, C, start in naive.random_working_sets(200):
+        _check_against_references(H, delta, C, solve_dual(H, delta, C))
+        _check_against_references(H, delta, C, solve_dual(H, delta, C, start=start))
+
+
+def _real_sets():
+    z = np.load(Path(__file__).parent / "data" / "qp_real_sets.npz")
+    for i in range(len([k for k in z.files if k.startswith("what")])):
+        delta = z[f"delta{i}"]
+        H = np.zeros((delta.size, delta.size))
+        H[np.triu_indices(delta.size)] = z[f"H{i}"]
+        H = H + np.triu(H, 1).T
+        yield str(z[f"what{i}"]), H, delta, float(z[f"C{i}"]), z[f"start{i}"]
+
+
+def test_real_working_sets_meet_the_independent_solvers():
+    # benchmarks/ssvm_qp_check.py record: from each of six fits (Struct(F1), Struct(Hl),
+    # Struct(01); L = 10 noise free and Swap 0.4, and the speed benchmark's L = 50), the
+    # warm-started working set of 12-48 constraints with the worst-conditioned H
+    # (cond 1.9e5 to 7.9e6), the sum at C and below it; solved from the previous solve's
+    # alpha as in the fit, and cold
+    sets = list(_real_sets())
+    assert len(sets) == 6
+    for what, H, delta, C, start in sets:
+        for alpha in (solve_dual(H, delta, C, start=start), solve_dual(H, delta, C)):
+            try:
+                _check_against_references(H, delta, C, alpha)
+            except AssertionError as exc:  # pragma: no cover - names the set
+                raise AssertionError(f"{what}: {exc}") from None
+
+
+def test_each_exact_route_meets_the_reference():
+    # _solve_exact's routes, each forced on the random working sets: xi = 0 (when the
+    # optimum's sum is below C), and xi eliminated on an active constraint (the
+    # reference's largest alpha); pinning a constraint that is inactive at the optimum
+    # is refused
+    refused = tried = 0
+    for H, delta, C, _ in naive.random_working_sets(60):
+        ref = naive.qp_reference(H, delta, C)
+        F, tol = _factor(H), _kkt_tol(delta)
+        hard = _solve_hard(F, delta, C)
+        assert (hard is None) == (ref.sum() > C * (1 - 1e-9))
+        if hard is not None:
+            assert naive.qp_kkt_residual(H, delta, hard, C) <= tol
+        pinned = _solve_pinned(F, delta, C, int(np.argmax(ref)))
+        assert naive.qp_kkt_residual(H, delta, pinned, C) <= tol
+        zero = np.flatnonzero(H @ ref - delta > 1e-3)  # constraints met with room
+        if zero.size:
+            tried += 1
+            refused += _solve_pinned(F, delta, C, int(zero[0])) is None
+    assert refused == tried >= 50
