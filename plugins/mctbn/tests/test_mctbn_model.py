@@ -169,6 +169,28 @@ def test_edge_models_at_edge_tol_choose_the_converged_tree(emotions, factor):
     np.testing.assert_array_equal(t_edge, t_conv)
 
 
+def test_ctbn_edge_models_stop_at_edge_tol_and_mc_keeps_tol(emotions, monkeypatch):
+    # session 11: ctbn's structure search stops its edge models at EDGE_TOL; mc's keep
+    # TOL (at EDGE_TOL mc's EMA fell on emotions in the quality protocol; README)
+    import inspect
+
+    learn = _learning.learn_structure
+    default = inspect.signature(learn).parameters["edge_tol"].default
+    seen: list[float] = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("edge_tol", default))
+        return learn(*args, **kwargs)
+
+    monkeypatch.setattr(_learning, "learn_structure", spy)
+    X, Y, _, _ = emotions
+    CTBN().fit(X, Y)
+    assert len(seen) >= 3 and set(seen) == {_logistic.EDGE_TOL}
+    seen.clear()
+    MixtureOfCTBNs(n_trees=2, em_max_iter=2, em_weights="gamma").fit(X, Y)
+    assert len(seen) >= 3 and set(seen) == {_logistic.TOL}
+
+
 def _random_trees(X, Y, K, seed, switching=False):
     """K trees learned and fitted on random instance weights of all the rows, as an
     equal-weight mixture, with the arrays EM takes."""

@@ -92,13 +92,14 @@ def fit_tree(design: Design, Yt: np.ndarray, parent: np.ndarray, s: np.ndarray,
 
 def edge_weights(design: Design, Yt: np.ndarray, s: np.ndarray, train: np.ndarray,
                  holdout: np.ndarray, lam: np.ndarray, switching: bool = False,
-                 edge_tol: float = _logistic.EDGE_TOL) -> tuple[np.ndarray, np.ndarray]:
+                 edge_tol: float = _logistic.TOL) -> tuple[np.ndarray, np.ndarray]:
     """Sec. 5.3.1: ``W[j, i]`` the weighted conditional log-likelihood on ``holdout`` of
     Y_i given x and Y_j, fitted on ``train``; ``W[i, i]`` given x alone. Also returns
     the self-loop models (d, m + 2), each edge model having been warm-started from its
     label's self-loop model. ``switching``: the edge model is two regressions on x,
     fitted and scored on the rows where Y_j is 0 and where it is 1. The edge models
-    stop at ``edge_tol``, the self-loop models at the solver's ``TOL``."""
+    stop at ``edge_tol`` (``ctbn`` passes the looser ``EDGE_TOL``), the self-loop
+    models at the solver's ``TOL``."""
     d = Yt.shape[0]
     W = np.full((d, d), _NO_EDGE)
     self_theta = np.zeros((d, design.m + 2))
@@ -130,7 +131,7 @@ def edge_weights(design: Design, Yt: np.ndarray, s: np.ndarray, train: np.ndarra
 
 def learn_structure(design: Design, Yt: np.ndarray, s: np.ndarray, rows: np.ndarray,
                     lam: np.ndarray, holdout_fraction: float, rng: np.random.Generator,
-                    switching: bool = False, edge_tol: float = _logistic.EDGE_TOL
+                    switching: bool = False, edge_tol: float = _logistic.TOL
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The maximum-branching CTBN structure on weighted ``rows`` (Sec. 5.3.1): a random
     ``holdout_fraction`` of them scores the edges, the rest fits the edge models.

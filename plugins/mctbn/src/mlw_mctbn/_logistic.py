@@ -21,11 +21,13 @@ from mlw_mctbn import _kernels
 #: L-BFGS settings: stop when max |gradient| <= TOL * sum of the weights (as
 #: scikit-learn's lbfgs, whose loss is averaged), or after MAX_ITER iterations.
 TOL = 1e-4
-#: The looser tolerance of the structure search's edge models (Sec. 5.3.1), which only
-#: score edges on the hold-out and are then dropped; the self-loop models and every
-#: factor of a chosen tree keep TOL. At TOL the edge weights are already this far from
+#: The looser tolerance of ``ctbn``'s structure search's edge models (Sec. 5.3.1), which
+#: only score edges on the hold-out and are then dropped (its self-loop models and the
+#: chosen tree's factors keep TOL). At TOL the edge weights are already this far from
 #: converged that enron's tree (C = 1) differs from the tree of converged edge models in
-#: 8 of 53 parents; at EDGE_TOL in 10, with 2.4x fewer L-BFGS iterations (README,
+#: 8 of 53 parents; at EDGE_TOL in 10, with 2.4x fewer L-BFGS iterations, and the
+#: quality table's ctbn rows do not move beyond noise. ``mc`` keeps TOL for its edge
+#: models: at EDGE_TOL its emotions EMA fell 0.351 -> 0.336 (paired p = 0.03) (README,
 #: "Choices" and "Speed").
 EDGE_TOL = 1e-3
 MAX_ITER = 200

@@ -288,7 +288,7 @@ class CTBN(_TreeMixtureLearner):
             lam = np.full(d, 1.0 / C)
             rng = np.random.default_rng(self._seed() + 1)
             parent, _, theta = _learning.learn_structure(design, Yt, ones, tr, lam, hold, rng,
-                                                         sw)
+                                                         sw, edge_tol=_logistic.EDGE_TOL)
             _learning.fit_tree(design, Yt, parent, ones, tr, lam, theta)
             mix = Mixture([parent], [theta], np.ones(1))
             return float(_learning.mixture_log_lik(design, X, mix, Yd, val).mean()) \
@@ -299,7 +299,7 @@ class CTBN(_TreeMixtureLearner):
         rows = np.arange(design.n, dtype=np.int64)
         rng = np.random.default_rng(self._seed() + 1)
         parent, W, theta = _learning.learn_structure(design, Yt, ones, rows, lam, hold, rng,
-                                                     sw)
+                                                     sw, edge_tol=_logistic.EDGE_TOL)
         _learning.fit_tree(design, Yt, parent, ones, rows, lam, theta)
         self.edge_weights_ = W
         self._store(design, Mixture([parent], [theta], np.ones(1)))
