@@ -201,3 +201,13 @@ def test_each_exact_route_meets_the_reference():
             tried += 1
             refused += _solve_pinned(F, delta, C, int(zero[0])) is None
     assert refused == tried >= 50
+
+
+def test_zero_gram_matrix_cold_and_warm():
+    # all constraint vectors 0: the QP is linear (all of C on the largest delta); a warm
+    # start whose sum is below C once sent it to the xi = 0 route, which has no variable
+    H, delta = np.zeros((3, 3)), np.array([0.5, 0.2, 0.1])
+    for start in (None, np.array([0.1, 0.0, 0.0]), np.array([0.1, 0.0])):
+        alpha = solve_dual(H, delta, 2.0, start=start)
+        assert alpha == pytest.approx([2.0, 0.0, 0.0])
+        assert naive.qp_kkt_residual(H, delta, alpha, 2.0) <= _kkt_tol(delta)

@@ -169,6 +169,8 @@ def _solve_exact(H: np.ndarray, delta: np.ndarray, C: float, tol: float,
     0; tests/test_ssvm_qp.py). Step 3's pinned solve costs about 12% more quadprog time
     than step 2 on Struct(F1)'s noisy fits, where step 2 is exact, hence the order."""
     F = _factor(H)
+    if F.shape[1] == 0:  # H = 0: the QP is linear, and the slack solve is exact
+        return _solve_slack(F, delta, C)
     tried_hard = False
     if guess is not None and guess.max() > 0 and guess.sum() < C * (1 - 1e-6):
         tried_hard = True
@@ -176,8 +178,8 @@ def _solve_exact(H: np.ndarray, delta: np.ndarray, C: float, tol: float,
         if alpha is not None:
             return alpha
     approx = _solve_slack(F, delta, C)
-    if F.shape[1] == 0 or np.max(kkt_violation(H, delta, approx, C)) <= tol:
-        return approx  # (H = 0: the QP is linear, and the slack solve is exact)
+    if np.max(kkt_violation(H, delta, approx, C)) <= tol:
+        return approx
     if not tried_hard and approx.sum() < C * (1 - 1e-6):
         alpha = _solve_hard(F, delta, C)
         if alpha is not None:
