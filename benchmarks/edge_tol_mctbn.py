@@ -9,6 +9,9 @@ CLL-loss (sum of -log P(y|x)) and EMA.
 At C = 1 and at the default C search. One BLAS thread.
 
     python benchmarks/edge_tol_mctbn.py [--datasets emotions,scene,yeast,enron]
+        [--tols 1e-8,1e-4,1e-3] [--cs 1,search]
+
+The parents are compared with the first tolerance's tree and with 1e-4's.
 """
 
 from __future__ import annotations
@@ -36,16 +39,20 @@ def load(name: str, split: str):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", default="emotions,scene,yeast,enron")
+    ap.add_argument("--tols", default=",".join(f"{t:g}" for t in TOLS))
+    ap.add_argument("--cs", default="1,search", help="C values; 'search': ctbn's C search")
     args = ap.parse_args()
+    tols = [float(t) for t in args.tols.split(",")]
+    cs = [None if c == "search" else float(c) for c in args.cs.split(",")]
     learn = _learning.learn_structure
     with threadpool_limits(limits=1, user_api="blas"):
         for name in args.datasets.split(","):
             X, Y = load(name, "train")
             Xte, Yte = load(name, "test")
             mlw.get_learner("ctbn", C=1.0).fit(X[:60], Y[:60])  # numba compiled first
-            for C in (1.0, None):
+            for C in cs:
                 parents = {}
-                for tol in TOLS:
+                for tol in tols:
                     def with_tol(*a, tol=tol, **k):
                         k["edge_tol"] = tol
                         return learn(*a, **k)
@@ -62,7 +69,7 @@ def main() -> None:
                     ema = float((model.predict(Xte) == Yte).all(axis=1).mean())
                     print(f"{name:8s} C={'search' if C is None else C:6} (C_ {model.C_:g}) "
                           f"edge_tol {tol:g}: fit {cpu:6.2f} CPU s, parents differing "
-                          f"from 1e-8's {int((parents[tol] != parents[1e-8]).sum()):2d}, "
+                          f"from {tols[0]:g}'s {int((parents[tol] != parents[tols[0]]).sum()):2d}, "
                           f"from 1e-4's {int((parents[tol] != vs_old).sum()):2d}"
                           f" (of {Y.shape[1]}); test CLL-loss {cll:9.2f}, EMA {ema:.4f}",
                           flush=True)
