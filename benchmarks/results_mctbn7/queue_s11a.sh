@@ -1,7 +1,8 @@
 #!/bin/bash
 # session 11: Figure 3 at factor="switching" (mc_path_switching), emotions then scene,
 # one process per fold (ulimit -t 600 each), nice -n 10, one BLAS thread; no fold
-# starts after 03:15 UTC. The plugin is imported from a snapshot of commit b6fa086
+# starts after 03:15 UTC. The plugin is imported from a snapshot of commit b6fa086 (543d05e
+# on main after a rebase; its plugin code is de35c04's)
 # (git archive into /tmp/m7/fig3src), so edits to the worktree during the run do not
 # mix code versions between folds.
 cd /work/wt-mctbn7/benchmarks && . /work/venv-mctbn7/bin/activate

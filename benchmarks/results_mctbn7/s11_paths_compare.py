@@ -1,9 +1,10 @@
 """Session 11: Figure 3's emotions path (mc_path_switching, 10 folds) under three codes,
 to tell the edge tolerance's effect on mc from the kernel's last bits: b6fa086 (before
-the levers), c565578 (the kernel and every edge model at EDGE_TOL = 1e-3) and c565578
-with EDGE_TOL set to 1e-4 (the kernel alone; what 0a4bcd7 computes for mc). Prints the
-mean CLL-loss and EMA at some stages and the paired t-tests, over the folds, of the
-per-fold means over the 20 stages.
+the levers; a pre-rebase name of 543d05e, whose plugin code is de35c04's), c565578 (the
+kernel and every edge model at EDGE_TOL = 1e-3) and c565578 with EDGE_TOL set to 1e-4
+(the kernel alone; what 0a4bcd7 computes for mc). Prints the mean CLL-loss and EMA at
+some stages and the paired t-tests, over the folds, of the per-fold means over the 20
+stages.
 
     python benchmarks/results_mctbn7/s11_paths_compare.py
 """
