@@ -31,6 +31,7 @@ from sklearn.preprocessing import MaxAbsScaler
 from threadpoolctl import threadpool_limits
 
 import mlw
+from mlw.validation import dense_labels
 
 MULAN = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mulan"
 
@@ -51,17 +52,20 @@ def main() -> None:
         run(args)
 
 
+def load_train(name: str) -> tuple[object, np.ndarray, int]:
+    """The shared train split's X, its dense labels with both classes present, and how
+    many labels were dropped: scikit-learn's LogisticRegression refuses a constant
+    target (enron has labels never present in its train split), so every learner gets
+    the same labels. benchmarks/profile_ctbn_mctbn.py profiles the same data."""
+    ds = mlw.load_dataset(MULAN / f"{name}-train.arff")
+    Y = dense_labels(ds.Y)
+    keep = (Y.min(axis=0) == 0) & (Y.max(axis=0) == 1)
+    return ds.X, np.ascontiguousarray(Y[:, keep]), int((~keep).sum())
+
+
 def run(args: argparse.Namespace) -> None:
     for name in args.datasets.split(","):
-        ds = mlw.load_dataset(MULAN / f"{name}-train.arff")
-        X = ds.X
-        Y = ds.Y.toarray() if sp.issparse(ds.Y) else np.asarray(ds.Y)
-        # scikit-learn's LogisticRegression refuses a constant target (enron has labels
-        # never present in its train split): every learner gets the same labels, those
-        # with both classes present
-        keep = (Y.min(axis=0) == 0) & (Y.max(axis=0) == 1)
-        dropped = int((~keep).sum())
-        Y = np.ascontiguousarray(Y[:, keep])
+        X, Y, dropped = load_train(name)
         mlw.get_learner("mc", C=1.0, n_trees=2, em_max_iter=2).fit(X[:60], Y[:60])  # JIT
         chain = make_pipeline(MaxAbsScaler(),
                               ClassifierChain(LogisticRegression(max_iter=1000)))

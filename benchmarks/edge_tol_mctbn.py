@@ -20,11 +20,11 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 import mlw
+from mlw.metrics import cll_loss, subset_accuracy
+from mlw.validation import dense_labels
 from mlw_mctbn import _learning, _logistic
 
 MULAN = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mulan"
@@ -33,7 +33,7 @@ TOLS = (1e-8, 1e-4, _logistic.EDGE_TOL)
 
 def load(name: str, split: str):
     ds = mlw.load_dataset(MULAN / f"{name}-{split}.arff")
-    return ds.X, (ds.Y.toarray() if sp.issparse(ds.Y) else np.asarray(ds.Y))
+    return ds.X, dense_labels(ds.Y)
 
 
 def main() -> None:
@@ -65,8 +65,8 @@ def main() -> None:
                         _learning.learn_structure = learn
                     parents[tol] = model.parents_[0]
                     vs_old = parents.get(1e-4, parents[tol])
-                    cll = float(-model.log_proba_of(Xte, Yte).sum())
-                    ema = float((model.predict(Xte) == Yte).all(axis=1).mean())
+                    cll = cll_loss(Yte, model.log_proba_of(Xte, Yte))
+                    ema = subset_accuracy(Yte, model.predict(Xte))
                     print(f"{name:8s} C={'search' if C is None else C:6} (C_ {model.C_:g}) "
                           f"edge_tol {tol:g}: fit {cpu:6.2f} CPU s, parents differing "
                           f"from {tols[0]:g}'s {int((parents[tol] != parents[tols[0]]).sum()):2d}, "

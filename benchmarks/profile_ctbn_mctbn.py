@@ -16,16 +16,12 @@ from __future__ import annotations
 import argparse
 import time
 from collections import defaultdict
-from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
+from bench_mctbn import load_train  # benchmarks/ is the script's directory
 from threadpoolctl import threadpool_limits
 
 import mlw
 from mlw_mctbn import _kernels, _learning
-
-MULAN = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mulan"
 
 stats: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])  # calls, its, rows, s
 phase = ["other"]
@@ -74,15 +70,13 @@ def main() -> None:
     _learning.fit_tree = in_phase("refit", _learning.fit_tree)
     with threadpool_limits(limits=1, user_api="blas"):
         for name in args.datasets.split(","):
-            ds = mlw.load_dataset(MULAN / f"{name}-train.arff")
-            Y = ds.Y.toarray() if sp.issparse(ds.Y) else np.asarray(ds.Y)
-            Y = np.ascontiguousarray(Y[:, (Y.min(axis=0) == 0) & (Y.max(axis=0) == 1)])
-            mlw.get_learner("ctbn", C=1.0, factor=args.factor).fit(ds.X[:60], Y[:60])
+            X, Y, _ = load_train(name)  # the data bench_mctbn.py times
+            mlw.get_learner("ctbn", C=1.0, factor=args.factor).fit(X[:60], Y[:60])
             stats.clear()
             c0 = time.process_time()
-            model = mlw.get_learner("ctbn", C=args.C, factor=args.factor).fit(ds.X, Y)
+            model = mlw.get_learner("ctbn", C=args.C, factor=args.factor).fit(X, Y)
             total = time.process_time() - c0
-            print(f"\n{name} ({ds.X.shape[0]} x {ds.X.shape[1]}, {Y.shape[1]} labels), "
+            print(f"\n{name} ({X.shape[0]} x {X.shape[1]}, {Y.shape[1]} labels), "
                   f"ctbn C={args.C} {args.factor}: fit {total:.2f} CPU s; "
                   f"edges {int((model.parents_ >= 0).sum())}")
             print(f"{'phase:kernel':22s} {'calls':>7s} {'iters':>8s} {'it/call':>8s} "
