@@ -95,12 +95,10 @@ def run_experiment(experiment: Experiment, out: str | os.PathLike[str], *,
         store.clean_temporary()
         done = store.done()
         now = {e.key: entry_params(e, experiment.seed) for e in experiment.learners}
-        stale = [c for c in cells if c.cell_id in done and
-                 params_changed(c.learner, done[c.cell_id], now[c.learner.key])]
-        stale_ids = {c.cell_id for c in stale}
-        todo = [c for c in cells if c.cell_id not in done or c.cell_id in stale_ids]
-        summary = RunSummary(total=len(cells), skipped=len(cells) - len(todo),
-                             stale=len(stale))
+        todo = [c for c in cells if c.cell_id not in done or
+                params_changed(c.learner, done[c.cell_id], now[c.learner.key])]
+        stale = sum(c.cell_id in done for c in todo)
+        summary = RunSummary(total=len(cells), skipped=len(cells) - len(todo), stale=stale)
         if progress is not None:
             progress.begin(len(cells), summary.skipped)
 

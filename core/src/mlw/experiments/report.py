@@ -308,8 +308,6 @@ def _timing_summary(df: Any, learners: list[str], datasets: list[str]) -> Metric
     only, which grows with the machine's load)."""
     import polars as pl
 
-    from mlw.experiments.stats import MetricSummary
-
     ok = df.filter(pl.col("status") == "ok")
     if ok.height == 0:
         return None
@@ -325,20 +323,20 @@ def _timing_summary(df: Any, learners: list[str], datasets: list[str]) -> Metric
                 mean[i, j] = float(v.mean())
                 sd[i, j] = float(v.std(ddof=1)) if v.size > 1 else 0.0
                 counts[i, j] = v.size
-    labels = learner_labels(ok)
+    labels = learner_labels(df)
     return MetricSummary(column, False, datasets, learners,
                          [labels.get(x, x) for x in learners], mean, sd, counts,
                          np.full(shape, np.nan), None, [], None, None, 0.05, None,
                          [["" for _ in learners] for _ in datasets], {})
 
 
-def _chosen(df: Any) -> dict[tuple[str, str], str]:
+def _chosen(df: Any, label: dict[str, str]) -> dict[tuple[str, str], str]:
+    """Each (shown label, dataset)'s chosen parameters, fold by fold."""
     import polars as pl
 
     out: dict[tuple[str, str], str] = {}
     if "chosen_params" not in df.columns:
         return out
-    label = learner_labels(df)
     rows = df.filter((pl.col("status") == "ok") & pl.col("chosen_params").is_not_null())
     for (ln, ds), group in rows.sort("fold").group_by(["learner", "dataset"],
                                                       maintain_order=True):
@@ -405,8 +403,8 @@ def build_sections(df: Any, out_dir: Path, *, metrics: Sequence[str] | None = No
                      for m in chosen_metrics]
         sec = Section(experiment=str(name), summaries=summaries)
         sec.timing = _timing_summary(part, learners, datasets)
-        sec.chosen = _chosen(part)
         shown = learner_labels(part)
+        sec.chosen = _chosen(part, shown)
         sec.errors = [f"{shown[r['learner']]} on {r['dataset']}, fold {r['fold']}: "
                       f"{r['error']}"
                       for r in part.filter(pl.col("status") != "ok").iter_rows(named=True)]

@@ -18,6 +18,7 @@ CD = 1.25 at α = 0.05 and 1.12 at α = 0.10).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,9 +181,7 @@ def learner_labels(df: Any) -> dict[str, str]:
     given = dict(zip(df["learner"].to_list(), df["label"].to_list(), strict=True)) \
         if "label" in df.columns and df.height else {}
     label = {k: str(given.get(k) or k) for k in keys}
-    counts: dict[str, int] = {}
-    for v in label.values():
-        counts[v] = counts.get(v, 0) + 1
+    counts = Counter(label.values())
     return {k: (v if counts[v] == 1 or v == k else f"{v} ({k})") for k, v in label.items()}
 
 
@@ -209,7 +208,7 @@ def summary_table(df: Any, metric: str, *, learners: Sequence[str] | None = None
     ok = df.filter(pl.col("status") == "ok") if df.height else df
     learners = list(learners) if learners is not None else _ordered(ok["learner"].to_list())
     datasets = list(datasets) if datasets is not None else _ordered(ok["dataset"].to_list())
-    label_of = learner_labels(ok)
+    label_of = learner_labels(df)  # every record's learner: the same labels as the report's
     values = fold_values(df, metric)
     shape = (len(datasets), len(learners))
     mean, sd = np.full(shape, np.nan), np.full(shape, np.nan)
