@@ -35,18 +35,22 @@ from numba import njit
 
 
 @njit(cache=True)
-def _log1pexp(z):
+def _log1pexp_sigmoid(z):
+    """log(1 + exp(z)) and sigmoid(z), overflow-free, from one exp(-|z|)."""
+    e = np.exp(-abs(z))
     if z > 0.0:
-        return z + np.log1p(np.exp(-z))
-    return np.log1p(np.exp(z))
+        return z + np.log1p(e), 1.0 / (1.0 + e)
+    return np.log1p(e), e / (1.0 + e)
+
+
+@njit(cache=True)
+def _log1pexp(z):
+    return _log1pexp_sigmoid(z)[0]
 
 
 @njit(cache=True)
 def _sigmoid(z):
-    if z >= 0.0:
-        return 1.0 / (1.0 + np.exp(-z))
-    e = np.exp(z)
-    return e / (1.0 + e)
+    return _log1pexp_sigmoid(z)[1]
 
 
 #: Floating-point reassociation for the two dot products below only, so LLVM vectorises
@@ -113,14 +117,9 @@ def _objective(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_par
         if sr == 0.0:
             continue
         zt = z[t]
-        # log(1 + exp(z)) and sigmoid(z) from one exp(-|z|)
-        e = np.exp(-abs(zt))
-        if zt > 0.0:
-            f += sr * (zt + np.log1p(e) - y[r] * zt)
-            g = sr * (1.0 / (1.0 + e) - y[r])
-        else:
-            f += sr * (np.log1p(e) - y[r] * zt)
-            g = sr * (e / (1.0 + e) - y[r])
+        lse, sig = _log1pexp_sigmoid(zt)
+        f += sr * (lse - y[r] * zt)
+        g = sr * (sig - y[r])
         if g == 0.0:
             continue
         grad[m + 1] += g
