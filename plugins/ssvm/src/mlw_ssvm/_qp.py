@@ -207,7 +207,11 @@ def kkt_violation(H: np.ndarray, delta: np.ndarray, alpha: np.ndarray, C: float
                   ) -> np.ndarray:
     """How far each dual variable is from optimality: d_k - lam for a zero alpha_k
     (> 0: it should enter), |d_k - lam| for a positive one."""
-    d, lam = _gradient(H, delta, alpha, C)
+    return _violations(*_gradient(H, delta, alpha, C), alpha)
+
+
+def _violations(d: np.ndarray, lam: float, alpha: np.ndarray) -> np.ndarray:
+    """:func:`kkt_violation` from the gradient ``d`` and multiplier ``lam``."""
     return np.where(alpha > 0, np.abs(d - lam), d - lam)
 
 
@@ -258,8 +262,7 @@ def solve_dual(H: np.ndarray, delta: np.ndarray, C: float,
         pos = alpha > 0
         enter = ~active & (d - lam > tol)
         leave = pos & (alpha <= SMALL * alpha.sum()) & (d < lam - LEAVE_TOL * tol / KKT_TOL)
-        viol = max(float(np.max(d - lam, initial=0.0)),
-                   float(np.max(np.abs(d[pos] - lam), initial=0.0)))
+        viol = max(0.0, float(np.max(_violations(d, lam, alpha))))
         if viol < best_viol:
             best, best_viol = alpha, viol
         if not enter.any() and not leave.any():
