@@ -60,6 +60,14 @@ class TopK(NamedTuple):
     scores: np.ndarray
 
 
+def stack_topk(parts: list[TopK], k: int) -> TopK:
+    """The rankings of consecutive blocks of rows as one."""
+    if not parts:
+        return TopK(np.empty((0, k), dtype=np.int64), np.empty((0, k)))
+    return TopK(np.concatenate([p.indices for p in parts]),
+                np.concatenate([p.scores for p in parts]))
+
+
 def check_k(k: Any) -> int:
     """``k`` as a positive int, else ``ValueError``."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -124,10 +132,7 @@ def top_k(scores: Any, k: int) -> TopK:
             keep = B > 0
         rows, cols = np.nonzero(keep)
         parts.append(_rank_entries(B.shape[0], k, rows, cols, B[rows, cols]))
-    if not parts:
-        return TopK(np.empty((0, k), np.int64), np.empty((0, k)))
-    return TopK(np.concatenate([p.indices for p in parts]),
-                np.concatenate([p.scores for p in parts]))
+    return stack_topk(parts, k)
 
 
 def _rank_entries(n: int, k: int, rows: np.ndarray, cols: np.ndarray,
