@@ -29,7 +29,6 @@ from mlw._guard import check_outputs, threshold_call
 from mlw.registry import LearnerTags
 from mlw.validation import check_X, check_Y
 
-
 #: Scores one block of :meth:`MultiLabelLearner.predict_topk` holds (rows x labels).
 TOPK_BLOCK_ENTRIES = 1 << 22
 
