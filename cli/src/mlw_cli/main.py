@@ -521,15 +521,21 @@ def predict(
                                                     "hold beyond what its plugin declares, "
                                                     "as module:Class (repeatable; only for "
                                                     "files you trust).")] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", help="Write each instance's K "
+                                              "best-scored labels, best first, instead of "
+                                              "label sets: CSV label_1,score_1,...")] = None,
 ) -> None:
-    """Predict label sets with a saved model: CSV, one column per label (0/1)."""
+    """Predict label sets with a saved model: CSV, one column per label (0/1); with
+    --top-k K, ranked lists of labels and their scores."""
     with handle_errors():
         if not model.strip():
             raise ValueError("--model: the path is empty")
         if out is not None:
             check_output_path(out, {f"the --model file {model}": model,
                                     f"the --data file {data}": data}, option="--out")
-        predictions = mlw.predict_file(model, data, trusted=list(trust or []))
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"--top-k must be a positive integer, got {top_k}")
+        predictions = mlw.predict_file(model, data, trusted=list(trust or []), top_k=top_k)
         if out is not None:
             check_output_path(out, _input_files(data=predictions.dataset), option="--out")
         for note in predictions.notes:
@@ -539,8 +545,9 @@ def predict(
             results().flush()
         else:
             mlw.write_predictions(predictions, out)
-            eprint(f"wrote {predictions.Y.shape[0]} predictions ({predictions.cardinality:.3f} "
-                   f"labels per instance) to {out}")
+            what = "ranked" if predictions.topk is not None else "per instance"
+            eprint(f"wrote {predictions.n_instances} predictions ({predictions.cardinality:.3f} "
+                   f"labels {what}) to {out}")
 
 
 # --- generate ------------------------------------------------------------------------------------
