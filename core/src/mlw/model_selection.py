@@ -575,10 +575,11 @@ def fit_and_evaluate(setup: EvaluationSetup, train: Dataset, test: Dataset, *,
 def align_test(train: Dataset, test: Dataset) -> Dataset:
     """``test`` encoded as ``train`` is (:func:`mlw.io.align`: features and labels by
     name, nominal attributes by value), or a ``ValueError`` naming the column that
-    cannot be aligned."""
+    cannot be aligned: one the training set has and ``test`` lacks, or one ``test``
+    has and the training set does not."""
     from mlw.io.align import align
 
-    aligned = align(test, train)
+    aligned = align(test, train, extra="error")
     _check_compatible(train, aligned)
     return aligned
 
