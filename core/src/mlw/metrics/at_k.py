@@ -7,7 +7,7 @@ They take a *top-k ranking*: for each instance, up to k label indices, best firs
 per-label scores it is read from (:func:`top_k`). Everything is sparse: the true labels
 stay CSR, a ranking is an (n, k) array, and nothing of size n × L is built.
 
-Conventions (``docs/metrics.md``):
+Conventions (``docs/guide/metrics.md``):
 
 - ranking from scores: by decreasing score, equal scores by increasing label index; a
   label whose score is 0 (or absent from CSR scores) is never ranked, so a position can
