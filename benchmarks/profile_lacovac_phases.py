@@ -111,7 +111,7 @@ def instrumented_search_dense(base: int):
     ``ph[base:base + 3]`` (order, evaluate, the whole feature loop); its ``evaluate``
     counts (:func:`instrumented_evaluate`)."""
     src = inspect.getsource(split_dense.search_dense)
-    src = src.replace("@njit(cache=True)\n", "")
+    src = src.replace("@kernel\n", "")
     src = src.replace("def search_dense(XT,", "def search_dense_i(ph, XT,", 1)
     head = "        if use_bins:\n            for t in range(n):"
     src = src.replace(head, "        _ts = _cycles()\n" + head, 1)
@@ -189,7 +189,7 @@ def instrumented_grow_tree():
                       "    _t_all = _cycles()\n    d = min_child.size\n", 1)
     src = src.replace("sub_bits[:nb].copy(), reach[0])",
                       "sub_bits[:nb].copy(), reach[0], ph, _cycles() - _t_all)")
-    src = src.replace("@njit(cache=True, nogil=True)", "")
+    src = src.replace("@kernel(nogil=True)", "")
     base = len(PHASES) + len(COUNTERS)
     src = src.replace("= search_dense(\n", "= search_dense_i(\n                        ph, ", 1)
     assert src.count("_cycles()") >= 20, "grow_tree changed: update the phase marks"

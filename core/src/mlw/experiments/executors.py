@@ -68,7 +68,10 @@ def _worker_init(threads: int) -> None:
 
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     import mlw.experiments.cells  # noqa: F401  (import once, before the first cell)
+    from mlw.jit import announce_compilation
     from mlw.plugins import get_plugin_manager
+
+    announce_compilation(f"worker {os.getpid()}: ")
 
     get_plugin_manager()
 
@@ -95,6 +98,9 @@ def start_local_pool(jobs: int) -> Any:
 
 
 def run_in_process(cells: Sequence[Cell], started: Started, finished: Finished) -> None:
+    from mlw.jit import announce_compilation
+
+    announce_compilation()
     for cell in cells:
         started(cell)
         finished(cell, run_cell(cell))
