@@ -4,7 +4,7 @@ what the first run did.
 
 The order in which processes fill the cache decides what each one compiles and what it
 loads (a kernel compiled in a process that loaded its callee from the cache is the case
-numba saves wrongly, numba issue #8578). The full matrix compiles every kernel three
+numba saves wrongly, numba/numba#8578). The full matrix compiles every kernel three
 times, so a CI run takes a seed-chosen subset of the learners: ``MLW_JIT_ORDER_SEED``
 replays a run (the seed is in every failure message) and ``MLW_JIT_ORDER_LEARNERS`` picks
 the learners (``all``, or names separated by commas).

@@ -40,7 +40,7 @@ def scaled(a, s):
 
 @kernel
 def shifted(a):
-    """A cached kernel calling a parallel one: numba issue #8578's shape."""
+    """A cached kernel calling a parallel one: numba/numba#8578's shape."""
     return scaled(a, 2.0) + 1.0
 
 
@@ -122,7 +122,7 @@ def cache_files(cache: Path, suffix: str) -> list[Path]:
 
 
 def test_cached_caller_of_a_parallel_kernel_reloads_in_a_new_process(project) -> None:
-    """numba issue #8578: the callee cached first, then the caller compiled (in a process
+    """numba/numba#8578: the callee cached first, then the caller compiled (in a process
     that loaded the callee) and reloaded; with numba's own cache the third run jumps to
     address 0. Every run here gives the same numbers and exits normally."""
     first, _ = run(project, "scaled")
@@ -194,7 +194,7 @@ def test_a_cache_written_by_another_numpy_is_recompiled(project) -> None:
 
 def test_a_data_file_holding_another_signature_is_refused(project) -> None:
     """An index naming the data file of another signature (what two unsynchronised
-    writers can leave, numba issues #4807 and #10128) is never linked and run."""
+    writers can leave, numba/numba#4807 and #10128) is never linked and run."""
     run(project, "total,total_int")
     first, second = cache_files(project[1], ".nbc")
     first.write_bytes(second.read_bytes())

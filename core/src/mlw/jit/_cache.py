@@ -5,13 +5,13 @@ What numba's own ``cache=True`` does not guarantee, and what this module does ab
 
 - A cached kernel that calls a ``parallel=True`` kernel can be saved without the hook
   that starts numba's threading layer; reloaded in a fresh process, its calls into the
-  threading layer are unresolved and jump to address 0 (numba issue #8578). Before
+  threading layer are unresolved and jump to address 0 (numba/numba#8578). Before
   linking cached machine code, :meth:`KernelCacheImpl.rebuild` looks for references to
   the threading layer's symbols in it and starts the layer first.
 - Two processes saving the same function at once can give two signatures the same data
   file, or let one process read an index whose data file is not yet (or no longer) the
   one it names: the other process then runs machine code compiled for other argument
-  types (numba issues #4807, #10128). Here a file lock serialises compile-and-save per
+  types (numba/numba#4807 and #10128). Here a file lock serialises compile-and-save per
   function across processes, and every data file carries the index key and source
   stamp it was compiled for, checked on load.
 - A truncated or corrupted file, or one written by another numba, llvmlite, numpy or
@@ -182,7 +182,7 @@ class KernelCacheImpl(caching.CompileResultCacheImpl):
 
     def rebuild(self, target_context: Any, payload: Any) -> Any:
         """Start numba's threading layer before linking machine code that calls into
-        it, whatever hooks the cached entry recorded (numba issue #8578)."""
+        it, whatever hooks the cached entry recorded (numba/numba#8578)."""
         if _uses_threading_layer(payload[0]):
             from numba.np.ufunc.parallel import _launch_threads
 
