@@ -297,7 +297,7 @@ def _alive(pid: int) -> bool:
 def test_killing_a_real_run_at_random_moments_loses_nothing(tmp_path, mulan_dir) -> None:
     """kill -9 a running ``mlw bench`` at random moments (several times), check after
     each kill that the results read and never shrink, then finish the run: every cell
-    is there once, with the values of an uninterrupted run. (benchmarks/bench_kill.py
+    is there once, with the values of an uninterrupted run. (benchmarks/bench_cli_kill.py
     runs the long version.)"""
     config = tmp_path / "kill.toml"
     config.write_text(_KILL_CONFIG.format(flags=mulan_dir / "flags"))
@@ -310,7 +310,7 @@ def test_killing_a_real_run_at_random_moments_loses_nothing(tmp_path, mulan_dir)
         return len(list(parts.glob("*.parquet"))) if parts.is_dir() else 0
 
     # five kills (one in start-up, three with one worker, one with two): each costs a
-    # process start-up (~2-3 CPU s); benchmarks/bench_kill.py runs 40 per round
+    # process start-up (~2-3 CPU s); benchmarks/bench_cli_kill.py runs 40 per round
     killed = 0
     for attempt in range(5):
         jobs = 2 if attempt == 4 else 1
@@ -449,7 +449,7 @@ def test_staged_selection_scores_every_point_as_separate_fits_do() -> None:
 def test_warm_started_path_keeps_the_chosen_model_of_the_path() -> None:
     """select.warm_start: the grid fitted in order on one learner (warm_start), each C
     from the previous solution; the cell scores the chosen C's model of that path
-    (no cold refit), as benchmarks/quality_ssvm.py's C path did by hand."""
+    (no cold refit), as benchmarks/bench_ssvm_quality.py's C path did by hand."""
     import mlw
     from mlw.experiments.cells import cell_data, cell_validation, run_cell
 

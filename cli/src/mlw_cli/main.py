@@ -171,7 +171,7 @@ def datasets(
              "plugin": _owner("loader", s.name)} for s in mlw.list_loaders().values()]
         generators: list[dict[str, Any]] = [
             {"name": s.name, "description": s.description, "plugin": _owner("generator", s.name),
-             "params": {k: s.param_docs.get(k, "") for k in s.signature_params()}}
+             "params": {p.name: p.doc for p in s.params}}
             for s in mlw.list_generators().values()]
         if as_json:
             print_json({"bundled": bundled, "loaders": loaders, "generators": generators})

@@ -136,7 +136,7 @@ def _generated(name: str, params: dict[str, Any]) -> Any:
         from mlw._guard import plugin_call
 
         with plugin_call("generator", name, "generate"):
-            _GENERATED[key] = get_plugin_manager().generator(name).generate(seed=seed,
+            _GENERATED[key] = get_plugin_manager().generator(name).load()(seed=seed,
                                                                             **options)
     return _GENERATED[key]
 

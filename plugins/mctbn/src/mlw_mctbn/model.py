@@ -558,7 +558,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         fitted learners (``[k]`` has k + 1 trees). These are the mixtures learned on
         the internal training part, before the final refit on all the data (the last
         one is the fitted model before that refit); Figure 3 of the paper is measured
-        on them (``benchmarks/quality_mctbn.py``)."""
+        on them (``benchmarks/bench_mctbn_quality.py``)."""
         check_is_fitted(self, "n_labels_")
         if self.path_ is None:
             raise ValueError("staged_models needs keep_path=True at fit time")

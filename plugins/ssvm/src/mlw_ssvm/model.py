@@ -89,7 +89,7 @@ class StructuredSVM(MultiLabelLearner):
         every iteration: the oracles are cheap next to a QP solve, and constraints
         taken from the cache are weaker, so on the paper's data the cache doubled the
         iterations of struct_hamming and struct_subset and did not help struct_f1
-        (``benchmarks/bench_ssvm.py``). Both reach the same optimum within epsilon.
+        (``benchmarks/bench_ssvm_speed.py``). Both reach the same optimum within epsilon.
     max_iter : int
         Most cutting-plane iterations (QP solves); a ``ConvergenceWarning`` is issued
         when it is reached before the epsilon criterion.
@@ -303,7 +303,14 @@ MEASURES = ("f_beta", "jaccard", "precision", "recall")
 class StructF1(StructuredSVM):
     """Struct(F1): the structural SVM trained with 1 - F_beta (``beta=1``: the paper's
     F1), or with 1 - Jaccard, 1 - precision or 1 - recall (``measure``), all through
-    Algorithm 2. Other parameters and attributes as :class:`StructuredSVM`."""
+    Algorithm 2. Other parameters and attributes as :class:`StructuredSVM`.
+
+    Parameters
+    ----------
+    measure : {"f_beta", "jaccard", "precision", "recall"}
+        The training loss: 1 - F_beta (with ``beta``), 1 - Jaccard, 1 - precision or
+        1 - recall.
+    """
 
     def __init__(self, *, C: float = 1e4, beta: float = 1.0, measure: str = "f_beta",
                  epsilon: float = 0.1, loss_scale: float | str = "auto", bias: float = 1.0,
