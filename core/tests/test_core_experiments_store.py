@@ -90,6 +90,37 @@ def test_one_writer_at_a_time(tmp_path) -> None:
         pass
 
 
+def test_the_lock_file_is_removed_when_a_run_ends_whatever_the_outcome(tmp_path) -> None:
+    """A finished run left ``r.parquet.lock`` behind, and so did a refused one (``--out``
+    naming an ARFF input: not Parquet)."""
+    exp = experiment_from_options(learners=["template_centroid"], datasets=["emotions"],
+                                  folds=2, metrics=["hamming_loss"], seed=0)
+    run_experiment(exp, tmp_path / "r.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet"]
+    arff = tmp_path / "d.arff"
+    arff.write_text("@relation d\n@attribute a numeric\n@data\n1\n")
+    with pytest.raises(ValueError, match="not a readable Parquet file"):
+        run_experiment(exp, arff)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.arff", "r.parquet"]
+    assert arff.read_text().endswith("@data\n1\n")
+
+
+def test_a_run_waiting_on_a_removed_lock_file_takes_a_fresh_one(tmp_path) -> None:
+    """The lock file is unlinked while held: a second store that opened the old file
+    before that must not believe it holds the lock of the new one."""
+    first, second = ResultStore(tmp_path / "r.parquet"), ResultStore(tmp_path / "r.parquet")
+    with first.locked():
+        stale = os.open(first.lock_path, os.O_RDWR)
+    with second.locked():  # the first run's file is gone: a fresh one is locked
+        assert second.lock_path.exists()
+        assert not os.path.samestat(os.fstat(stale), os.stat(second.lock_path))
+        with pytest.raises(StoreLockedError):
+            with ResultStore(tmp_path / "r.parquet").locked():
+                pass
+    os.close(stale)
+    assert not second.lock_path.exists()
+
+
 def test_bad_paths(tmp_path) -> None:
     with pytest.raises(ValueError, match="empty"):
         ResultStore("")

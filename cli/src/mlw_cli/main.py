@@ -639,8 +639,14 @@ def bench(
                 summary = run_experiment(experiment, out, executor=executor, jobs=jobs,
                                          scheduler=scheduler, progress=progress)
         except KeyboardInterrupt:
-            eprint(f"interrupted: the finished cells are in {out}; run the same command "
-                   f"again to continue")
+            from mlw.experiments import ResultStore
+
+            kept = [str(p) for p in ResultStore(out).files() if p.exists()]
+            if kept:
+                eprint(f"interrupted: the finished cells are in {' and '.join(kept)}; run "
+                       f"the same command again to continue")
+            else:
+                eprint("interrupted before any cell finished: nothing was written")
             raise
         stale = (f" ({summary.stale} of them again: recorded when their learner resolved "
                  f"to other parameters)") if summary.stale else ""
