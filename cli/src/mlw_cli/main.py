@@ -781,7 +781,7 @@ def run() -> None:  # pragma: no cover - the console entry point; tests call ``a
     and the ``atexit`` handlers run, the process ends at once (``os._exit``) instead of
     going through Python's finalization, which tears numba, scikit-learn and scipy down
     module by module: ~0.3 s CPU of every command that imported them, a tenth of a warm
-    ``mlw fit --learner xdcc`` (issue 16; mypy ends its command the same way). An
+    ``mlw fit --learner xdcc`` (mypy ends its command the same way). An
     internal error's traceback, or another Python thread still running, ends the
     process as usual.
     """

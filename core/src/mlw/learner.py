@@ -59,7 +59,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     and ``predict`` applies it to ``predict_proba``. A joint learner with scores may
     have one too (default ``None``: its own decision): set, it decides the label sets
     the same way, on the learner's marginals (how CC and PCC take the core's
-    :data:`mlw.thresholds.DEFAULT_THRESHOLD`, issue 19). A joint learner with scores
+    :data:`mlw.thresholds.DEFAULT_THRESHOLD`). A joint learner with scores
     may also declare a ``top_label`` parameter (``True``, ``False`` or ``"auto"``): at
     its own decision, a row the decision leaves empty then gets its top-scoring label,
     applied here once for every such learner (``top_label_``; see

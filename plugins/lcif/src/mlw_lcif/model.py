@@ -20,7 +20,7 @@ from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
 #: over the same sum (cheaper on data with very many labels); ``"neighbour_mean"``, each
 #: feature only for its own neighbourhood, over the sum of the voting features' values
 #: (the mean similarity of the features that vote for the label: the reading that
-#: reproduces the paper's Table II, see the README).
+#: reproduces the paper's Table II, see ``docs/methods/lcif.md``).
 FEATURE_VOTES: tuple[str, ...] = ("all", "neighbours", "neighbour_mean")
 
 #: The paper's grid: k_ins, k_feat in 1..30 step 2, lambda in 0..1 step 0.1.

@@ -17,7 +17,7 @@ import numpy as np
 from mlw.jit import kernel
 
 #: Loss codes (``loss_code`` arguments).
-LOSS_HAMMING = 0  # b + c: the number of wrong labels (see the README on its scale)
+LOSS_HAMMING = 0  # b + c: the number of wrong labels (see ``docs/methods/ssvm.md`` on its scale)
 LOSS_SUBSET = 1  # [y != ybar]
 LOSS_FBETA = 2  # 1 - (1 + beta^2) a / ((1 + beta^2) a + b + beta^2 c)
 LOSS_JACCARD = 3  # 1 - a / (a + b + c)

@@ -46,7 +46,7 @@ The per-candidate functions (:func:`evaluate` and what it calls) are compiled wi
 numba's reference counting (:data:`njit_noref`): they take some 25 arrays and allocate
 nothing, and with it every call paid an atomic increment and decrement of each array's
 reference count (as :func:`evaluate` was inlined, so did the search at every candidate),
-which was 60% of the whole fit's time on yeast (``perf``, issue 18).
+which was 60% of the whole fit's time on yeast (``perf``).
 """
 
 from __future__ import annotations

@@ -389,7 +389,7 @@ def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, vch, lpt
 
 
 #: a dense walk's segment of at most this many rows goes on one row at a time
-#: (:func:`_next_range`); kernel CPU ms, best of 60, load 11: 0, 1, 4 rows within 7% of
+#: (:func:`_next_range`); kernel CPU ms, best of 60: 0, 1, 4 rows within 7% of
 #: each other on yeast (0.127, 0.125, 0.134) and scene (0.069, 0.068, 0.069), 16 slower
 #: (0.166, 0.075)
 _ROW_WALK_MAX = 4
@@ -420,8 +420,8 @@ def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes,
     slots for every row of its segment, and a segment of at most :data:`_ROW_WALK_MAX`
     rows goes on one row at a time. Each node is read once for all the rows that reach
     it, and the per-row work is a load, a compare and a store without a dependent chain
-    of loads (issue 18, kernel CPU ms, best of 100, load 10.7: yeast 0.254 -> 0.136,
-    scene 0.200 -> 0.073, lacovac README "Speed"; on sparse rows the gathered
+    of loads (kernel CPU ms, best of 100: yeast 0.254 -> 0.136,
+    scene 0.200 -> 0.073; on sparse rows the gathered
     values are scattered over a rows x features buffer and the walk of blocks was
     slower). A row reaches each label through one leaf, so ``P`` and ``Y`` are the row
     walk's bit for bit."""
