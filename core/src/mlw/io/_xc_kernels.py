@@ -5,8 +5,6 @@ Classification Repository text format, whose rows are svmlight's multi-label row
 
 from __future__ import annotations
 
-from numba import njit
-
 from mlw.io._kernels import (
     ERR_INDEX_RANGE,
     ERR_NUMBER,
@@ -19,9 +17,10 @@ from mlw.io._kernels import (
     parse_index,
     parse_number,
 )
+from mlw.jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def xc_count(buf):
     """Lines (rows), label entries and feature entries of a chunk of whole XC lines.
 
@@ -59,7 +58,7 @@ def xc_count(buf):
     return rows, n_lab, n_feat
 
 
-@njit(cache=True)
+@kernel
 def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx, x_val,
             y_indptr, y_idx, err, svmlight=False):
     """Parse whole XC lines of ``buf`` into the CSR arrays from row ``row0`` on.
