@@ -25,6 +25,9 @@ from mlw_lcif._prep import FeatureScaler
 
 #: The normalisations a learner's ``feature_norm`` can name.
 FEATURE_NORMS: tuple[str, ...] = ("max", "l2", "idf")
+#: Those ``feature_norm="auto"`` chooses among in the search for a label-set metric (the
+#: search for a metric at k tries all of FEATURE_NORMS).
+AUTO_NORMS_LABEL_SETS: tuple[str, ...] = ("max", "l2")
 
 
 class UnitColumnScaler(FeatureScaler):

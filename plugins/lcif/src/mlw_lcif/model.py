@@ -12,7 +12,7 @@ import mlw
 from mlw.neighbors import NeighborIndex
 from mlw.validation import check_param
 from mlw_lcif import _prep as P
-from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
+from mlw_lcif._scaling import AUTO_NORMS_LABEL_SETS, FEATURE_NORMS, feature_scaler
 
 #: How conf_FL's features vote: ``"all"``, the paper's printed formula (every non-zero
 #: feature votes for every candidate label, over the sum of all its feature values);
@@ -57,8 +57,9 @@ class _LCIFBase(mlw.MultiLabelLearner):
         rare word weighs more than a frequent one); ``"idf"``: then every feature
         multiplied by its inverse document frequency ``ln((n + 1) / (df + 1)) + 1``
         (tf-idf, the weighting the paper leaves to future work). ``"auto"`` (default): chosen by
-        the cross-validation with the other hyper-parameters when ``cv`` is set,
-        ``"max"`` otherwise. The fitted choice is ``feature_norm_``.
+        the cross-validation with the other hyper-parameters when ``cv`` is set
+        (between ``"max"`` and ``"l2"`` for a label-set metric, among all three for a
+        metric at k), ``"max"`` otherwise. The fitted choice is ``feature_norm_``.
     threshold_sample : int or None
         The cardinality threshold is fitted on the leave-one-out scores of this many
         training rows drawn at random (seeded by ``random_state``; each still scored
@@ -135,7 +136,8 @@ class _LCIFBase(mlw.MultiLabelLearner):
         elif self.cv is not None:
             from mlw_lcif.search import search_with_feature_norm
 
-            norms = FEATURE_NORMS if self.feature_norm == "auto" else (self.feature_norm,)
+            norms = (AUTO_NORMS_LABEL_SETS if self.feature_norm == "auto"
+                     else (self.feature_norm,))
             res = search_with_feature_norm(X, Ycsr, norms=norms, kind=self._kind,
                                            metric=self.cv_metric, n_folds=self.cv,
                                            seed=self.random_state,
