@@ -169,6 +169,16 @@ class _LCIFBase(mlw.MultiLabelLearner):
     def _predict_proba(self, X: Any) -> Any:
         return self._scores(self.scaler_.transform(X))
 
+    def _predict_topk(self, X: Any, k: int) -> Any:
+        """The top k of each block's CSR scores: no dense (n, L) score matrix, at any
+        number of labels."""
+        from mlw.metrics.at_k import stack_topk, top_k
+
+        Qs = self.scaler_.transform(X)
+        parts = [top_k(self._sparse_scores(Qs[a:a + 32768]), k)
+                 for a in range(0, Qs.shape[0], 32768)]
+        return stack_topk(parts, k)
+
     def _training_scores(self, X: Any, Y: Any) -> Any:
         # each training instance is left out of its own neighbourhood
         return self._scores(self.Xs_, self_offset=0)
