@@ -233,16 +233,20 @@ _PANIC_LINE = re.compile(rb"^\n?thread '[^'\n]*'(?: \(\d+\))? panicked at ", re.
 
 
 @contextlib.contextmanager
-def rust_panic_text_dropped() -> Iterator[None]:
-    """Run a polars call with fd 2 in a pipe to a small forwarding process, which
-    passes on to the real stderr what arrives, up to the first Rust panic message. A
-    panic inside polars is raised in Python as a ``PanicException`` (which we turn into
-    a one-line error), but Rust's panic hook has already written the message, and with
-    ``RUST_BACKTRACE=1`` a whole backtrace, to fd 2 (not through ``sys.stderr``):
-    without this, bad input gets many lines on stderr. Anything else written meanwhile
-    (warnings, other threads) is kept, and so is what native code writes just before
-    it aborts the process (``memory allocation of N bytes failed``): the forwarding
-    process outlives it, where a temporary file would be lost with it."""
+def rust_panic_text_dropped(*, survive_abort: bool = True) -> Iterator[None]:
+    """Run a polars call with fd 2 filtered: what arrives is passed on to the real
+    stderr up to the first Rust panic message. A panic inside polars is raised in
+    Python as a ``PanicException`` (which we turn into a one-line error), but Rust's
+    panic hook has already written the message, and with ``RUST_BACKTRACE=1`` a whole
+    backtrace, to fd 2 (not through ``sys.stderr``): without this, bad input gets many
+    lines on stderr. Anything else written meanwhile (warnings, other threads) is kept.
+
+    With ``survive_abort`` (for users' files), fd 2 is a pipe to a small forked
+    forwarding process, so what native code writes just before it aborts the process
+    (``memory allocation of N bytes failed``) still reaches stderr: the forwarder
+    outlives it. Without it (files mlw wrote itself, read often: a results store's
+    parts), fd 2 is a temporary file, filtered when the call returns (a fork costs a
+    few milliseconds per call)."""
     with contextlib.suppress(AttributeError, ValueError, OSError):
         sys.stderr.flush()
     try:
@@ -250,10 +254,18 @@ def rust_panic_text_dropped() -> Iterator[None]:
     except OSError:           # no fd 2 (a daemon): nothing to protect
         yield
         return
+    pid = None
     try:
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-    except OSError:  # pragma: no cover - out of processes: leave stderr as it is
+        if survive_abort:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+        else:
+            import tempfile
+
+            write_end = os.dup((tmp := tempfile.TemporaryFile()).fileno())
+            tmp.close()
+            read_end = os.dup(write_end)
+    except OSError:  # pragma: no cover - out of processes or files: leave fd 2 alone
         os.close(saved)
         yield
         return
@@ -266,7 +278,8 @@ def rust_panic_text_dropped() -> Iterator[None]:
             code = 1
         finally:
             os._exit(code)
-    os.close(read_end)
+    if pid is not None:
+        os.close(read_end)
     os.dup2(write_end, 2)
     os.close(write_end)
     try:
@@ -274,10 +287,16 @@ def rust_panic_text_dropped() -> Iterator[None]:
     finally:
         with contextlib.suppress(AttributeError, ValueError, OSError):
             sys.stderr.flush()
-        os.dup2(saved, 2)  # the pipe's last writer is gone: the forwarder ends
+        os.dup2(saved, 2)  # with a pipe, its last writer is gone: the forwarder ends
+        if pid is not None:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+        else:
+            with contextlib.suppress(OSError):
+                os.lseek(read_end, 0, os.SEEK_SET)
+                _forward(read_end, 2)
+            os.close(read_end)
         os.close(saved)
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, 0)
 
 
 #: What the forwarder keeps of a panic-free stream (a runaway writer cannot fill memory).
@@ -375,7 +394,8 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def read_parquet_frame(path: str | Path, *, columns_only: bool = False) -> Any:
+def read_parquet_frame(path: str | Path, *, columns_only: bool = False,
+                       survive_abort: bool = True) -> Any:
     """The one way the core reads a Parquet file through polars: its declared counts
     and sizes checked first (:func:`~mlw.io._parquet_pages.check_parquet`: polars
     trusts them, and a corrupt one can make it abort the process), the name read as a
@@ -384,13 +404,14 @@ def read_parquet_frame(path: str | Path, *, columns_only: bool = False) -> Any:
     counts come from the metadata), and Rust's panic text dropped. Returns the
     ``polars.DataFrame``, or only its column names with ``columns_only``; raises
     :class:`DataFormatError` (one line) for anything polars cannot read, and
-    ``FileNotFoundError`` / ``PermissionError`` as they are."""
+    ``FileNotFoundError`` / ``PermissionError`` as they are. ``survive_abort``: see
+    :func:`rust_panic_text_dropped`."""
     import polars as pl
 
     path = Path(path)
     check_parquet(path)
     try:
-        with rust_panic_text_dropped():
+        with rust_panic_text_dropped(survive_abort=survive_abort):
             lazy = pl.scan_parquet(path, glob=False)
             names = list(lazy.collect_schema())
             if columns_only:
