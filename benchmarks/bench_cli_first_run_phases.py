@@ -1,5 +1,5 @@
 """Where `mlw fit --learner xdcc` on the bundled emotions spends its CPU time, phase by
-phase (issue 16), in one interpreter. Run it twice with the same empty folder: the first
+phase, in one interpreter. Run it twice with the same empty folder: the first
 run is a fresh install's first fit, the second the warm one.
 
     export NUMBA_CACHE_DIR=$(mktemp -d)

@@ -1,4 +1,4 @@
-"""Speed of the experiment harness (``mlw bench``), issue 12's two targets:
+"""Speed of the experiment harness (``mlw bench``), against two targets:
 
 1. harness overhead per cell < 50 ms beyond the learner's own time, on a trivial
    learner (the template plugin's nearest-centroid ``template_centroid``);

@@ -1,6 +1,6 @@
-"""Start-up cost of mlw, measured in fresh processes (issue 16's goals: `import mlw`
+"""Start-up cost of mlw, measured in fresh processes (the goals: `import mlw`
 under 0.5 s, `mlw --help` under 0.3 s), and of `mlw list-plugins`, which runs every
-installed plugin's registration hooks (cheap registration, issue 14).
+installed plugin's registration hooks (cheap registration).
 
     python benchmarks/bench_cli_startup.py [--runs 7]
 

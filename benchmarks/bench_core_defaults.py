@@ -1,4 +1,4 @@
-"""Every learner at its defaults on every shared dataset (issue 19).
+"""Every learner at its defaults on every shared dataset.
 
     nice -n 10 python benchmarks/bench_core_defaults.py [--datasets emotions,yeast,...]
         [--learners br,cc,...] [--cpu-limit 300] [--out benchmarks/results/defaults.jsonl]

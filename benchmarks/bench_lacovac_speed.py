@@ -1,5 +1,5 @@
 """LaCovaC fit and predict time vs scikit-learn's multi-output DecisionTreeClassifier,
-side by side in one run (issue 18), with a profile of the fit and the forest's threads.
+side by side in one run, with a profile of the fit and the forest's threads.
 
     python benchmarks/bench_lacovac_speed.py [--repeats 3] [--datasets yeast,scene,enron,bibtex]
                                        [--no-reference] [--forest-trees 10]

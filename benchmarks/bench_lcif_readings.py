@@ -1,4 +1,4 @@
-"""Feature kNN on bibtex or IMDB-F under three readings of conf_FL (issue 13: the 0.06
+"""Feature kNN on bibtex or IMDB-F under three readings of conf_FL (the 0.06
 paper's Table II).
 
     nice python benchmarks/bench_lcif_readings.py [--dataset bibtex|imdb] [--k 1,3,9,29]

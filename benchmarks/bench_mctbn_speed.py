@@ -9,8 +9,8 @@ C=1 fixed, which is what the scikit-learn chain uses (like for like). Numba's fi
 compilation is excluded (a warm-up fit on a small slice first). Every fit runs under
 ``threadpool_limits(1, "blas")`` (as bench_baselines_speed.py does): with OpenBLAS's default
 threads the chain's fit cost 10-16x more process CPU on this 2-core machine (threads
-spinning, session 10: yeast 0.97-1.48 against 0.08-0.09 CPU s), which made the ratios
-of sessions 1-2 look 4x better than like for like.
+spinning: yeast 0.97-1.48 against 0.08-0.09 CPU s), which made earlier ratios
+look 4x better than like for like.
 
     python benchmarks/bench_mctbn_speed.py [--datasets yeast,enron] [--skip-mc]
 """

@@ -79,7 +79,7 @@ MEASURES = [("Hamming accuracy", "metric_hamming_loss"),
 #: the variants each one yields
 FAMILIES = {"ML-XGB": ("ML-XGB",), "BR": ("BR",), "CC": ("CC",),
             "XDCC": ("XDCC-std", "XDCC-cum")}
-#: the paper's decisions (mlw's defaults threshold the marginals since issue 19): BR and
+#: the paper's decisions (mlw's defaults threshold the marginals): BR and
 #: ML-XGB cut at 0.5, CC is the greedy chain, XDCC its own Eq. 9 decision
 PAPER_DECISION = {"BR": "fixed", "CC": None, "ML-XGB": "fixed"}
 

@@ -13,7 +13,7 @@
    ``ml_xgb`` fit (target: at most 1.3).
 3. The sparse text sets (``--sparse``): ``ml_xgb`` and ``xdcc`` fit on CSR X (never
    densified) with their times and quality.
-4. High label cardinality (``--generated``, issue 19): a generated CAL500-sized set,
+4. High label cardinality (``--generated``): a generated CAL500-sized set,
    500 x 70 with 174 labels and cardinality 26 (:func:`generate_high_cardinality`),
    ``xdcc`` at its defaults against one ``ml_xgb`` fit at its defaults (target: under
    3x, CPU time), with both learners' test quality and empty-prediction rates on 500
@@ -83,7 +83,7 @@ def generate_high_cardinality(n: int = 500, d: int = 70, L: int = 174,
 
 
 def bench_generated() -> None:
-    """Issue 19's fair test: xdcc at its defaults under 3x one ml_xgb fit."""
+    """The fair test: xdcc at its defaults under 3x one ml_xgb fit."""
     from mlw_xdcc import MLXGB, XDCC
 
     X, Y = generate_high_cardinality(n=1000)
@@ -123,7 +123,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5, help="predict repetitions (median)")
     ap.add_argument("--skip-xdcc", action="store_true")
     ap.add_argument("--generated", action="store_true",
-                    help="also run the high-cardinality generated set (issue 19)")
+                    help="also run the high-cardinality generated set")
     args = ap.parse_args()
     datasets = [d for d in args.datasets.split(",") if d]
     if datasets:   # the XGBoost comparison only (--generated runs without it)

@@ -301,13 +301,19 @@ MetricNeeds = Literal["labels", "scores", "joint"]
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A metric registration. ``compute(ctx: EvalContext) -> float``."""
+    """A metric registration. ``compute(ctx: EvalContext) -> float``.
+
+    ``at_k`` (a positive int, optional) marks a metric of the top k ranked labels
+    (``precision_at_5``): it needs ``"scores"`` or, instead, a top-k ranking of at least
+    ``at_k`` labels (:class:`mlw.metrics.at_k.TopK`, ``EvalContext.topk``).
+    """
 
     name: str
     compute: Callable[[Any], float]
     greater_is_better: bool
     needs: MetricNeeds
     description: str
+    at_k: int | None = None
 
     def validate(self) -> None:
         _check_name("metric", self.name)
@@ -321,6 +327,11 @@ class MetricSpec:
             )
         if not isinstance(self.description, str) or not self.description.strip():
             raise RegistrationError(f"metric {self.name!r}: description is missing")
+        if self.at_k is not None and (
+                isinstance(self.at_k, bool) or not isinstance(self.at_k, int)
+                or self.at_k < 1 or self.needs != "scores"):
+            raise RegistrationError(f"metric {self.name!r}: at_k must be a positive int "
+                                    f"on a metric that needs 'scores'")
 
 
 @dataclass(frozen=True)

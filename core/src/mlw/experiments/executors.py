@@ -62,7 +62,10 @@ def _worker_init(threads: int) -> None:
 
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     import mlw.experiments.cells  # noqa: F401  (import once, before the first cell)
+    from mlw.jit import announce_compilation
     from mlw.plugins import get_plugin_manager
+
+    announce_compilation(f"worker {os.getpid()}: ")
 
     get_plugin_manager()
 

@@ -18,7 +18,7 @@ from mlw_lacovac._tree import Tree, TreeBuilder, child_sizes
 #: LaCovaC's default decision: the paper's Pcut with the core's adaptive top-label rule
 #: (the rule of ``mlw.thresholds.DEFAULT_THRESHOLD``, on only when the training set has
 #: (almost) no empty label sets). Pcut alone left 1-15% of the test rows empty on yeast,
-#: scene, medical, slashdot and bibtex, where none is, and the leaf modes 2-28% (issue 19).
+#: scene, medical, slashdot and bibtex, where none is, and the leaf modes 2-28%.
 DEFAULT_THRESHOLD = "pcut:top_label=auto"
 
 
@@ -245,8 +245,8 @@ class LaCovaC(MultiLabelTree):
         cut on the predicted set matching the training label density) with the
         adaptive top-label rule (a row Pcut leaves empty gets its top label, only when
         at most 1% of the training label sets are empty); Pcut alone left 1-15% of the
-        test rows empty where none is, the leaf modes 2-28% (issue 19,
-        ``docs/defaults.md``).
+        test rows empty where none is, the leaf modes 2-28%
+        (``docs/guide/thresholds.md``).
         ``"pcut"`` is the paper's rule alone; ``None`` the joint decision (the
         concatenated leaf modes).
 

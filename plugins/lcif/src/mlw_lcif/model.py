@@ -20,7 +20,7 @@ from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
 #: over the same sum (cheaper on data with very many labels); ``"neighbour_mean"``, each
 #: feature only for its own neighbourhood, over the sum of the voting features' values
 #: (the mean similarity of the features that vote for the label: the reading that
-#: reproduces the paper's Table II, see the README).
+#: reproduces the paper's Table II, see ``docs/methods/lcif.md``).
 FEATURE_VOTES: tuple[str, ...] = ("all", "neighbours", "neighbour_mean")
 
 #: The paper's grid: k_ins, k_feat in 1..30 step 2, lambda in 0..1 step 0.1.
@@ -168,6 +168,16 @@ class _LCIFBase(mlw.MultiLabelLearner):
 
     def _predict_proba(self, X: Any) -> Any:
         return self._scores(self.scaler_.transform(X))
+
+    def _predict_topk(self, X: Any, k: int) -> Any:
+        """The top k of each block's CSR scores: no dense (n, L) score matrix, at any
+        number of labels."""
+        from mlw.metrics.at_k import stack_topk, top_k
+
+        Qs = self.scaler_.transform(X)
+        parts = [top_k(self._sparse_scores(Qs[a:a + 32768]), k)
+                 for a in range(0, Qs.shape[0], 32768)]
+        return stack_topk(parts, k)
 
     def _training_scores(self, X: Any, Y: Any) -> Any:
         # each training instance is left out of its own neighbourhood

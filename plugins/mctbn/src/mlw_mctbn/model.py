@@ -219,14 +219,14 @@ class CTBN(_TreeMixtureLearner):
         The core's top-label rule on the MAP: a row whose MAP is the empty set gets its
         label of highest marginal. ``"auto"`` (default) only when at most 1% of the
         training label sets are empty; ``False`` is the paper's MAP alone, which left
-        3-12% of the test rows empty on data where none is (issue 19,
-        ``docs/guide/thresholds.md``).
+        3-12% of the test rows empty on data where none is
+        (``docs/guide/thresholds.md``).
     factor : {"feature", "switching"}
-        The form of P(y_i | x, y_parent): ``"switching"`` (default since session 10),
+        The form of P(y_i | x, y_parent): ``"switching"`` (default),
         one logistic regression on x per value of the parent (the authors' released
         code), each fitted on the rows with that parent value; ``"feature"``, one
-        logistic regression on x and the parent's 0/1 value (the default before; the
-        README's "The decision" gives the evidence for the change).
+        logistic regression on x and the parent's 0/1 value (the default before;
+        ``docs/methods/mctbn.md`` gives the evidence for the change).
 
     Attributes
     ----------

@@ -18,10 +18,10 @@ from mlw_xdcc._params import BoosterParams
 from mlw_xdcc.binning import append_binary_block, append_block, bin_matrix, cuts_of
 from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 
-#: the default chain length never exceeds this many rounds (issue 19: a chain of c rounds
+#: the default chain length never exceeds this many rounds (a chain of c rounds
 #: costs about c ML-XGB fits, and 3 rounds put a fit at 2.67-3.11 ML-XGB fits on a
 #: generated set with 174 labels; 2 rounds changed example F1 by -0.0003..+0.0095 on the
-#: shared sets: the README's "High label cardinality" gives the measurements)
+#: shared sets: ``docs/methods/xdcc.md``, "High label cardinality")
 MAX_DEFAULT_CHAIN_LENGTH = 2
 
 

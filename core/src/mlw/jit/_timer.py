@@ -1,9 +1,9 @@
-"""Numba compilation seen from the outside: how long a block of code spent compiling
-kernels (a cache miss: the first run after installation, or after a kernel changed),
-and a hook called when compilation starts, so that a front end can say so once.
+"""Compilation seen from the outside: how long a block of code spent compiling kernels
+(a cache miss: the first run after installation, or after a kernel changed), and a hook
+called when compilation starts, so that a front end can say so once.
 
-Kernels are compiled with ``cache=True``: later runs load them from numba's on-disk
-cache, which this does not count as compiling.
+Loading a kernel from the cache (see :func:`mlw.jit.cache_root`) does not count as
+compiling.
 """
 
 from __future__ import annotations
@@ -67,3 +67,44 @@ def compile_timer(on_start: Callable[[], None] | None = None) -> Iterator[Compil
 
     with event.install_listener("numba:compile", _Listener()):
         yield spent
+
+
+def compile_notice() -> str:
+    """The line a front end prints when kernels start compiling: what is happening,
+    where the result is kept, and that it happens once."""
+    from mlw.jit._cache import kernels_dir
+
+    return (f"note: compiling numba kernels for their first use, kept in {kernels_dir()} "
+            "(once after installation; later runs load them from there; the time is "
+            "reported as compile_seconds, not in fit_seconds)")
+
+
+_announcing = [False]
+
+
+def announce_compilation(prefix: str = "") -> None:
+    """From now on, print :func:`compile_notice` (after ``prefix``) on stderr when this
+    process first compiles a kernel: once per process, for workers that run cells
+    without a front end of their own. Calling it again does nothing."""
+    if _announcing[0]:
+        return
+    _announcing[0] = True
+    import sys
+
+    from numba.core import event
+
+    class _Once(event.Listener):
+        said = False
+
+        def on_start(self, ev: event.Event) -> None:
+            if not self.said:
+                self.said = True
+                try:
+                    print(prefix + compile_notice(), file=sys.stderr, flush=True)
+                except (OSError, ValueError):
+                    pass
+
+        def on_end(self, ev: event.Event) -> None:
+            return None
+
+    event.register("numba:compile", _Once())
