@@ -117,7 +117,7 @@ def main() -> None:
     n_empty = int(((np.diff(Y.indptr) == 0) & (np.diff(P.indptr) == 0)).sum())
     for k, (a, b) in differ.items():
         print(f"  {k}: mlw {a:.6f} vs scikit-learn {b:.6f} (the empty-set convention: "
-              f"{n_empty} rows have empty true and predicted sets; docs/metrics.md)")
+              f"{n_empty} rows have empty true and predicted sets; docs/guide/metrics.md)")
 
     # --- ranking metrics on dense scores ---------------------------------------------
     rng = np.random.default_rng(args.seed + 1)

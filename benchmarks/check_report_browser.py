@@ -1,5 +1,5 @@
 """Open a report's HTML page in real headless Chromium and save a full-page screenshot,
-the documented check of `mlw report`'s page (docs/experiments.md, "Reports").
+the documented check of `mlw report`'s page (docs/guide/bench-and-report.md, "Reports").
 
     apt-get install chromium                      # Debian's package
     python benchmarks/check_report_browser.py REPORT_DIR [--out shot.png] [--height N]

@@ -1,5 +1,5 @@
 """Cardinality matching on training scores that fit the training labels exactly
-(docs/thresholds.md, "When the training scores fit the training labels exactly").
+(docs/guide/thresholds.md, "When the training scores fit the training labels exactly").
 
     nice -n 5 python benchmarks/threshold_ties.py [--learners br,ml_xgb,xdcc]
         [--datasets emotions,yeast,scene,flags,birds,genbase,medical,enron]

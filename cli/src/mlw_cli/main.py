@@ -3,7 +3,7 @@ generate datasets. A thin layer: every decision is the core's (``mlw.plan_data``
 ``mlw.prepare_evaluation``, ``mlw.holdout``, ``mlw.cross_validate``,
 ``mlw.predict_file``); this module parses options and presents results.
 
-Contract (``docs/cli.md``): ``--json`` prints exactly one JSON document on stdout;
+Contract (``docs/guide/cli.md``): ``--json`` prints exactly one JSON document on stdout;
 tables go to stdout only without ``--json``; progress, notes and warnings go to stderr.
 Exit codes: 0 ok, 2 usage or bad input (one line on stderr), 1 internal failure.
 Start-up stays cheap: numpy, scikit-learn, numba and rich's tables are imported inside
@@ -588,8 +588,9 @@ def generate(
 def bench(
     out: Annotated[Path, typer.Option("--out", "-o", help="Results file (Parquet); a rerun "
                                       "skips the cells already in it.")],
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="Experiment config "
-                                                "(TOML, see docs/experiments.md).")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c",
+        help="Experiment config (TOML, see docs/guide/bench-and-report.md).")] = None,
     learners: Annotated[str | None, typer.Option("--learners", "-l", help="Comma-separated "
                                                  "learners (name or name:key=value,...); "
                                                  "with --config, a subset of its learners."

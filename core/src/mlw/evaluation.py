@@ -39,7 +39,7 @@ def evaluate(Y_true: Any, Y_pred: Any = None, scores: Any = None,
         Instead of the averaged metrics, a polars DataFrame with one row per label:
         ``label``, ``support`` (true count), and from ``Y_pred`` ``predicted``,
         ``precision``, ``recall``, ``f1``, ``specificity``, from ``scores`` ``auc`` and
-        ``average_precision`` (NaN where undefined; see ``docs/metrics.md``).
+        ``average_precision`` (NaN where undefined; see ``docs/guide/metrics.md``).
     label_names : names of the label columns for the per-label table (default
         ``label_0``, ...)
 

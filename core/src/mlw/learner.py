@@ -63,7 +63,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     may also declare a ``top_label`` parameter (``True``, ``False`` or ``"auto"``): at
     its own decision, a row the decision leaves empty then gets its top-scoring label,
     applied here once for every such learner (``top_label_``; see
-    ``docs/thresholds.md``, "The top-label rule on a joint decision").
+    ``docs/guide/thresholds.md``, "The top-label rule on a joint decision").
 
     What a learner can do is stated once, here on the class, and read by
     :class:`mlw.LearnerTags` (``mlw learners``, the evaluation's checks) and by

@@ -14,7 +14,7 @@ desired proportion 1/k:
 3. examples with no label at all go, one at a time, to the subset with the largest
    overall desire ``c_j`` (ties at random).
 
-Choices where the paper leaves room (documented in ``docs/api.md``): the examples of
+Choices where the paper leaves room (documented in ``docs/reference/index.md``): the examples of
 label l are visited in a seeded random order (the paper iterates "each example" without
 an order); all random choices come from one ``numpy.random.default_rng(seed)``, so a
 split is a pure function of ``(Y, k, seed)``; desires may become negative, as in the
@@ -575,10 +575,11 @@ def fit_and_evaluate(setup: EvaluationSetup, train: Dataset, test: Dataset, *,
 def align_test(train: Dataset, test: Dataset) -> Dataset:
     """``test`` encoded as ``train`` is (:func:`mlw.io.align`: features and labels by
     name, nominal attributes by value), or a ``ValueError`` naming the column that
-    cannot be aligned."""
+    cannot be aligned: one the training set has and ``test`` lacks, or one ``test``
+    has and the training set does not."""
     from mlw.io.align import align
 
-    aligned = align(test, train)
+    aligned = align(test, train, extra="error")
     _check_compatible(train, aligned)
     return aligned
 

@@ -6,24 +6,18 @@ under P(y | x)). Thresholds (:mod:`mlw.thresholds`) tune a cut-off on scores; a
 decoder computes the Bayes-optimal set for one measure from what the learner gives,
 as declared in its :class:`mlw.LearnerTags`:
 
-================  =================================================================
-decoder           rule (the route taken, best first)
-================  =================================================================
-``hamming``       each label whose marginal is >= 0.5 (exact for Hamming loss)
-``subset``        the joint mode ``joint_mode(X)`` (exact or approximate as the
-                  learner documents); for a learner with marginals only, the mode
-                  under label independence, which is again marginals >= 0.5
-``f1``            the General F-measure Maximizer (GFM; Dembczyński, Waegeman, Cheng
-                  and Hüllermeier, NeurIPS 2011) on P(y_j = 1, |y| = s): exact from
-                  ``size_marginals(X)``; else estimated from ``n_samples`` draws of
-                  ``sample_labels``; else (marginals only) exact under label
-                  independence through the Poisson-binomial distribution of the set
-                  size (the plug-in rule; Ye, Chai, Lee and Chieu, ICML 2012)
-``jaccard``       an approximation: among the ``k`` top-scoring labels (k = 0..L),
-                  the set of highest mean Jaccard index over ``n_samples`` draws from
-                  the learner's joint (from the independent model of its marginals
-                  when it cannot sample)
-================  =================================================================
+- ``hamming``: each label whose marginal is >= 0.5 (exact for Hamming loss).
+- ``subset``: the joint mode ``joint_mode(X)`` (exact or approximate as the learner
+  documents); for a learner with marginals only, the mode under label independence,
+  which is again marginals >= 0.5.
+- ``f1``: the General F-measure Maximizer (GFM; Dembczyński, Waegeman, Cheng and
+  Hüllermeier, NeurIPS 2011) on P(y_j = 1, |y| = s): exact from ``size_marginals(X)``;
+  else estimated from ``n_samples`` draws of ``sample_labels``; else (marginals only)
+  exact under label independence through the Poisson-binomial distribution of the set
+  size (the plug-in rule; Ye, Chai, Lee and Chieu, ICML 2012).
+- ``jaccard``: an approximation: among the ``k`` top-scoring labels (k = 0..L), the
+  set of highest mean Jaccard index over ``n_samples`` draws from the learner's joint
+  (from the independent model of its marginals when it cannot sample).
 
 Every decoder is registered through :func:`mlw.hookspecs.mlw_register_decoders`, the
 same hook as a third party's; :func:`mlw.get_decoder` builds one by name. Decoders need

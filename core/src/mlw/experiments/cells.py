@@ -181,7 +181,7 @@ def cell_data(cell: Cell) -> tuple[Any, Any]:
     import numpy as np
 
     from mlw.io import load_dataset
-    from mlw.model_selection import iterative_stratification
+    from mlw.model_selection import align_test, iterative_stratification
 
     ds = cell.dataset
     if cell.evaluation == "holdout":
@@ -205,7 +205,7 @@ def cell_data(cell: Cell) -> tuple[Any, Any]:
                     train.provenance.get("path") == test.provenance.get("path"):
                 raise ValueError(f"dataset {ds.name!r} has no test part for a hold-out; "
                                  f"use evaluation = \"cv\", test = ... or train_rows = N")
-            return train, test
+            return train, align_test(train, test)
 
         return _remember(_DATA, ("holdout", cell.source, ds.test, ds.train_rows), load_pair)
     whole = _remember(_DATA, ("all", cell.source), lambda: load_dataset(cell.source,

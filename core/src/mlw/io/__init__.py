@@ -5,7 +5,7 @@ repository text format, CSV and Parquet, and the bundled ``emotions`` dataset.
 or a path and picks the loader registered for the format (see
 :mod:`mlw._builtin.loaders`; plugins can add formats through ``mlw_register_loaders``).
 The format-specific functions below are the registered loaders themselves, plus writers
-for ARFF (with a Mulan XML) and XC. See ``docs/datasets.md``.
+for ARFF (with a Mulan XML) and XC. See ``docs/guide/datasets.md``.
 """
 
 from __future__ import annotations

@@ -167,10 +167,15 @@ def _check_labels(data: Dataset, ref_labels: list[str]) -> list[int] | None:
     return [have.index(n) for n in ref_labels]
 
 
-def align(data: Dataset, reference: Dataset | Mapping[str, Any]) -> Dataset:
+def align(data: Dataset, reference: Dataset | Mapping[str, Any], *,
+          extra: str = "warn") -> Dataset:
     """``data`` encoded as the training data ``reference`` is (see the module docs).
 
-    Returns ``data`` itself when it already agrees column for column.
+    Returns ``data`` itself when it already agrees column for column. ``extra`` says
+    what a column the training data does not have is: ``"warn"`` (ignored with a
+    :class:`~mlw.io.DatasetWarning`: new data to predict may carry more columns) or
+    ``"error"`` (a ``ValueError`` naming it: a test set of an evaluation is the
+    training data's format, anything else is most likely the wrong file).
 
     Examples
     --------
@@ -181,6 +186,8 @@ def align(data: Dataset, reference: Dataset | Mapping[str, Any]) -> Dataset:
     >>> align(test, train).X
     array([[7., 5.]])
     """
+    if extra not in ("warn", "error"):
+        raise ValueError(f"extra must be 'warn' or 'error', got {extra!r}")
     ref = _as_reference(reference)
     ref_names = list(ref["feature_names"])
     ref_labels = list(ref.get("label_names") or [])
@@ -224,12 +231,16 @@ def align(data: Dataset, reference: Dataset | Mapping[str, Any]) -> Dataset:
         codes, values = _decode(X, have)
         pieces.append(_encode(codes, values, attr, data.name))
     used = {a["name"] for a in ref_attrs}
-    extra = [a["name"] for a in data_attrs if a["name"] not in used and a["encoding"] != "dropped"]
-    if extra:
-        more = f" and {len(extra) - 3} more" if len(extra) > 3 else ""
-        warnings.warn(f"{data.name}: ignored {len(extra)} column(s) the training data does not "
-                      f"have: {', '.join(map(repr, extra[:3]))}{more}", DatasetWarning,
-                      stacklevel=2)
+    unknown = [a["name"] for a in data_attrs
+               if a["name"] not in used and a["encoding"] != "dropped"]
+    if unknown:
+        more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+        names = f"{', '.join(map(repr, unknown[:3]))}{more}"
+        if extra == "error":
+            raise ValueError(f"{data.name}: column(s) the training data does not have: "
+                             f"{names}")
+        warnings.warn(f"{data.name}: ignored {len(unknown)} column(s) the training data does "
+                      f"not have: {names}", DatasetWarning, stacklevel=2)
     X_new = _assemble(X, pieces, n)
     Y = data.Y if label_order is None else data.Y[:, label_order]
     provenance = dict(data.provenance)

@@ -7,7 +7,7 @@ attribute-level CSR arrays, which :mod:`mlw.io.expand` (numpy) then maps to the
 feature matrix ``X`` and the label matrix ``Y``. Sparse files stay sparse: a file with
 sparse rows gives CSR ``X`` and CSR ``Y`` and is never densified.
 
-Policies (see ``docs/datasets.md``):
+Policies (see ``docs/guide/datasets.md``):
 
 * numeric attributes are one float64 column; ``?`` is NaN.
 * a two-valued nominal feature is ONE 0/1 column: the value that reads as true

@@ -105,7 +105,7 @@ def _named(source: str, test: str | None, cv: int | None, label: str,
 def plan_data(data: str | None = None, *, test: str | None = None,
               cv: int | None = None, n_labels: int | None = None,
               labels: Sequence[str] | str | None = None) -> DataPlan:
-    """The evaluation plan for a dataset (see ``docs/cli.md``, ``mlw fit``):
+    """The evaluation plan for a dataset (see ``docs/guide/cli.md``, ``mlw fit``):
 
     - ``test``: hold-out, train on ``data``, evaluate on the ``test`` file;
     - ``cv=K``: K-fold iteratively stratified cross-validation over ``data`` (for a

@@ -7,7 +7,7 @@ per-label confusion counts (one numba pass), so computing every label-set metric
 together costs one pass over the label matrices.
 
 The plain functions here (``mlw.metrics.hamming_loss(Y_true, Y_pred)``, ...) run the
-very same ``compute`` through a one-off context. See ``docs/metrics.md`` for the
+very same ``compute`` through a one-off context. See ``docs/guide/metrics.md`` for the
 definitions and the conventions for empty sets and ties.
 
 >>> import numpy as np

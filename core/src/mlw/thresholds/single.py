@@ -138,6 +138,8 @@ class CardinalityMatching(_Strategy):
         because its benchmarks "very rarely (or even never)" have an empty label set:
         ``"auto"`` is that rule wherever the premise holds.
 
+    Notes
+    -----
     After ``fit``: ``threshold_``, ``top_label_`` (the rule in force),
     ``target_cardinality_``, ``search_`` (every (threshold, cardinality) evaluated) and
     ``cardinality_`` (at ``threshold_``).
@@ -200,6 +202,8 @@ class OneThreshold(_Strategy):
         Apply the top-label rule while searching and predicting (``"auto"``: only when
         the training set has (almost) no empty label sets).
 
+    Notes
+    -----
     After ``fit``: ``threshold_``, ``score_`` (the metric there) and ``search_`` (every
     (threshold, metric value) evaluated).
     """

@@ -185,7 +185,7 @@ class EnsembleOfProbabilisticClassifierChains(JointChainInference, _ChainEnsembl
         its label of highest marginal. ``"auto"`` (default) only when at most 1% of the
         training label sets are empty; ``False`` is the mode alone, which left 2.2-32% of
         the test rows empty on shared datasets where none is (issue 19,
-        ``docs/thresholds.md``).
+        ``docs/guide/thresholds.md``).
 
     Attributes
     ----------

@@ -194,7 +194,7 @@ class BRkNN(_NeighbourLearner):
     - ``variant="a"``: the labels with confidence ``>= 0.5``; when there is none, the
       most confident label (ties: the lowest label index) if the top-label rule is on
       (``top_label``). That extension is the core's top-label rule on a joint
-      decision (:class:`mlw.MultiLabelLearner`, ``docs/thresholds.md``), not a copy of
+      decision (:class:`mlw.MultiLabelLearner`, ``docs/guide/thresholds.md``), not a copy of
       it, so a row none of whose neighbours has any label stays empty;
     - ``variant="b"``: the ``s`` most confident labels, ``s`` the neighbours' mean
       number of labels rounded half up (ties: the lowest label index).

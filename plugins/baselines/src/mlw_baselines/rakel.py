@@ -114,7 +114,7 @@ class RandomKLabelsets(MultiLabelLearner):
         label of highest ``predict_proba``. ``"auto"`` (default) only when at most 1% of
         the training label sets are empty; ``False`` is the paper's vote alone, which
         left 10.3% of scene's test rows empty where none is (issue 19,
-        ``docs/thresholds.md``).
+        ``docs/guide/thresholds.md``).
 
     Attributes
     ----------

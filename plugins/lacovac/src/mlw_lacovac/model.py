@@ -249,6 +249,8 @@ class LaCovaC(MultiLabelTree):
         ``"pcut"`` is the paper's rule alone; ``None`` the joint decision (the
         concatenated leaf modes).
 
+    Notes
+    -----
     ``fit(X, Y, sample_weight=w)`` weighs the rows as frequencies (a row of weight 0
     is dropped, a row not there): a row of weight 2 counts as two rows in every size
     (``min_samples``, ``min_child``, the ``n`` of lambda_n), label count, pair count,
@@ -303,7 +305,7 @@ class LaCova(MultiLabelTree):
     decision: a row whose leaf modes are all empty gets its top label by the leaf
     marginals. ``"auto"`` (default) only when at most 1% of the training label sets are
     empty; ``False`` is the paper's leaf modes alone, which left 1.6-30% of the test rows
-    empty on data where none is (issue 19, ``docs/thresholds.md``).
+    empty on data where none is (issue 19, ``docs/guide/thresholds.md``).
     """
 
     _method = "lacova"

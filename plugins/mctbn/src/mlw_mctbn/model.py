@@ -258,7 +258,7 @@ class CTBN(_TreeMixtureLearner):
         label of highest marginal. ``"auto"`` (default) only when at most 1% of the
         training label sets are empty; ``False`` is the paper's MAP alone, which left
         3-12% of the test rows empty on data where none is (issue 19,
-        ``docs/thresholds.md``).
+        ``docs/guide/thresholds.md``).
     factor : {"feature", "switching"}
         The form of P(y_i | x, y_parent): ``"switching"`` (default since session 10),
         one logistic regression on x per value of the parent (the authors' released

@@ -6,7 +6,7 @@ Conventions. ``S`` is the (n, L) float64 matrix of label scores s_il = <w_l, x_i
 included), ``Y`` and ``Ybar`` are (n, L) uint8 0/1 matrices. Every oracle returns, for
 each row, a label vector maximising  Delta(y_i, ybar) + sum_l s_il * ybar_l  (the
 margin-rescaling argmax of Eq. 7) and its loss Delta(y_i, ybar). Ratios with a zero
-denominator follow mlw's metric convention (docs/metrics.md): 1 when the prediction is
+denominator follow mlw's metric convention (docs/guide/metrics.md): 1 when the prediction is
 perfect there (a = b = c = 0), 0 otherwise. Validation is done by the Python wrappers.
 """
 

@@ -126,7 +126,7 @@ class StructuredSVM(MultiLabelLearner):
     (``top_label``, default ``"auto"``: on only when at most 1% of the training label
     sets are empty, a row with no positive margin gets its label of largest margin;
     ``False`` is the paper's decision alone, which left 2-17% of the test rows empty on
-    emotions and scene, where none is: issue 19, ``docs/thresholds.md``; the Table 2
+    emotions and scene, where none is: issue 19, ``docs/guide/thresholds.md``; the Table 2
     configs pin it). ``decision_function`` gives
     the margins <w_l, x>; ``predict_proba`` is their logistic sigmoid: a score in
     (0, 1) that is 0.5 on the decision boundary and orders instances like the margins,
