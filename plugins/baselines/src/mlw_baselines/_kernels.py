@@ -334,25 +334,49 @@ def mixture_size_marginals_linear(A, W, orders):
 
 
 @njit(cache=True)
+def _sigmoid(z):
+    """1 / (1 + exp(-z)) with one exp and no overflow."""
+    if z >= 0.0:
+        return 1.0 / (1.0 + np.exp(-z))
+    e = np.exp(z)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
 def mixture_sample_linear(A, W, orders, n_samples, seed):
     """``n_samples`` label vectors per row drawn from the mixture of ``m`` linear chains
     (a member chosen uniformly, then its chain sampled link by link): uint8
-    (n, n_samples, L) in label order."""
+    (n, n_samples, L) in label order. Until a draw's first positive label every link
+    has its feature-only probability, computed once per row and member."""
     n = A.shape[0]
     m, L = orders.shape
     np.random.seed(seed)
     out = np.zeros((n, n_samples, L), dtype=np.uint8)
     z = np.empty(L, dtype=np.float64)
+    base = np.empty((m, L), dtype=np.float64)
     for i in range(n):
+        for k in range(m):
+            for d in range(L):
+                base[k, d] = _sigmoid(A[i, k * L + d])
         for t in range(n_samples):
-            k = np.random.randint(0, m)
-            for d in range(L):
-                z[d] = A[i, k * L + d]
-            for d in range(L):
-                if np.random.random() < np.exp(log_sigmoid(z[d])):
-                    out[i, t, orders[k, d]] = 1
-                    for j in range(d + 1, L):
-                        z[j] += W[k, j, d]
+            k = 0
+            if m > 1:
+                k = np.random.randint(0, m)
+            d = 0
+            while d < L:  # no positive yet: the links' feature-only probabilities
+                if np.random.random() < base[k, d]:
+                    break
+                d += 1
+            if d == L:
+                continue
+            out[i, t, orders[k, d]] = 1
+            for j in range(d + 1, L):
+                z[j] = A[i, k * L + j] + W[k, j, d]
+            for e in range(d + 1, L):
+                if np.random.random() < _sigmoid(z[e]):
+                    out[i, t, orders[k, e]] = 1
+                    for j in range(e + 1, L):
+                        z[j] += W[k, j, e]
     return out
 
 
