@@ -48,6 +48,8 @@ _LAZY: dict[str, str] = {
     "list_metrics": "mlw.api",
     "list_plugins": "mlw.api",
     "list_thresholds": "mlw.api",
+    "CalibratedLearner": "mlw.calibration",
+    "ConformalRecall": "mlw.conformal",
     "Dataset": "mlw.dataset",
     "evaluate": "mlw.evaluation",
     "EvalContext": "mlw.metrics.context",
@@ -83,7 +85,8 @@ _LAZY: dict[str, str] = {
 
 #: Subpackages and modules reachable as attributes (``mlw.plugins.get_plugin_manager``).
 _SUBMODULES = frozenset({
-    "api", "dataset", "decoders", "evaluation", "experiments", "files", "hookspecs", "io", "jit",
+    "api", "calibration", "conformal", "dataset", "decoders", "evaluation", "experiments",
+    "files", "hookspecs", "io", "jit",
     "jsonsafe", "learner", "metrics", "model_selection", "neighbors", "params",
     "persistence", "plugins", "prediction", "registry", "results", "thresholds",
     "validation", "warmup",
@@ -107,6 +110,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         list_plugins,
         list_thresholds,
     )
+    from mlw.calibration import CalibratedLearner
+    from mlw.conformal import ConformalRecall
     from mlw.dataset import Dataset
     from mlw.evaluation import evaluate
     from mlw.io import load_dataset
@@ -140,6 +145,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
 
 __all__ = [
     "AmbiguousNameError",
+    "CalibratedLearner",
+    "ConformalRecall",
     "Dataset",
     "DataPlan",
     "DecoderSpec",
