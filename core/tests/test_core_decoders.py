@@ -177,10 +177,10 @@ def test_subset_decoder_is_the_joint_mode(models_10, name) -> None:
 
 
 @pytest.mark.pipeline
-@pytest.mark.parametrize("name", ["epcc", "mc"])
+@pytest.mark.parametrize("name", ["epcc", "mc", "lp"])
 def test_f1_decoder_is_exact_for_mixtures(name) -> None:
     X, Y = _data(6, seed=1)
-    params = {"epcc": {"n_estimators": 3}, "mc": {"C": 1.0, "n_trees": 2}}[name]
+    params = {"epcc": {"n_estimators": 3}, "mc": {"C": 1.0, "n_trees": 2}, "lp": {}}[name]
     learner = mlw.get_learner(name, **params).fit(X, Y)
     result = mlw.get_decoder("f1").decode_detailed(learner, X[:5])
     assert result.route == "exact GFM"

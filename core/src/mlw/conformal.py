@@ -115,6 +115,24 @@ def ltt_cutoff(pair_scores: np.ndarray, pair_weights: np.ndarray, n: int, alpha:
     return float(grid[last]) if last >= 0 else -math.inf
 
 
+def recall_cutoff(S: Any, Y: Any, *, alpha: float, method: str = "crc",
+                  delta: float = 0.1) -> tuple[float, float]:
+    """The cut-off ``ConformalRecall`` chooses from calibration scores ``S`` (n, L) and
+    labels ``Y``, and the mean FNR on them at that cut-off: ``(lambda, fnr)``. For
+    scores computed once (a simulation over many calibration splits)."""
+    check_param("alpha", alpha, float, low=0.0, high=1.0, low_open=True, high_open=True)
+    check_param("method", method, str, choices=("crc", "ltt"))
+    check_param("delta", delta, float, low=0.0, high=1.0, low_open=True, high_open=True)
+    S = dense_scores(S)
+    n = S.shape[0]
+    scores, weights = positive_pairs(Y, S)
+    if method == "crc":
+        lam = crc_cutoff(scores, weights, n, float(alpha))
+    else:
+        lam = ltt_cutoff(scores, weights, n, float(alpha), float(delta))
+    return lam, float(np.sum(weights[scores < lam]) / n)
+
+
 class ConformalRecall(MultiLabelLearner):
     """Label sets of a learner with scores whose recall is guaranteed on exchangeable
     data: the expected false-negative rate is at most ``alpha`` (``method="crc"``), or
@@ -172,11 +190,8 @@ class ConformalRecall(MultiLabelLearner):
         self.random_state = random_state
 
     def _fit(self, X: Any, Y: Any) -> None:
-        check_param("alpha", self.alpha, float, low=0.0, high=1.0, low_open=True,
-                    high_open=True)
-        check_param("method", self.method, str, choices=("crc", "ltt"))
-        check_param("delta", self.delta, float, low=0.0, high=1.0, low_open=True,
-                    high_open=True)
+        recall_cutoff(np.zeros((1, 1)), np.zeros((1, 1)), alpha=self.alpha,
+                      method=self.method, delta=self.delta)  # the parameters, early
         fit_rows, cal_rows = calibration_split(X.shape[0], self.calibration_size,
                                                self.random_state)
         self.estimator_ = resolve_estimator(self.estimator, self.random_state)
@@ -186,15 +201,9 @@ class ConformalRecall(MultiLabelLearner):
 
     def _calibrate(self, S: np.ndarray, Y: Any) -> None:
         """Choose ``lambda_`` from calibration scores ``S`` and labels ``Y``."""
-        n = S.shape[0]
-        scores, weights = positive_pairs(Y, S)
-        if self.method == "crc":
-            self.lambda_ = crc_cutoff(scores, weights, n, float(self.alpha))
-        else:
-            self.lambda_ = ltt_cutoff(scores, weights, n, float(self.alpha),
-                                      float(self.delta))
-        self.n_calibration_ = int(n)
-        self.calibration_fnr_ = float(np.sum(weights[scores < self.lambda_]) / n)
+        self.lambda_, self.calibration_fnr_ = recall_cutoff(
+            S, Y, alpha=self.alpha, method=self.method, delta=self.delta)
+        self.n_calibration_ = int(S.shape[0])
 
     def _predict_proba(self, X: Any) -> Any:
         return self.estimator_.predict_proba(X)
