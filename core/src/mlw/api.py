@@ -137,4 +137,4 @@ def generate_dataset(name: str, *, seed: int = 0, **params: Any) -> Dataset:
     from mlw._guard import plugin_call
 
     with plugin_call("generator", name, "generate"):
-        return get_plugin_manager().generator(name).generate(seed=seed, **params)
+        return get_plugin_manager().generator(name).load()(seed=seed, **params)

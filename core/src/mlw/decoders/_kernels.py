@@ -9,10 +9,10 @@ and ``p0 = P(y = 0)``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from mlw.jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def _gfm_row(P, p0, beta2, y_out):
     """The General F-measure Maximizer (Dembczyński et al., NeurIPS 2011) for one row.
 
@@ -60,7 +60,7 @@ def _gfm_row(P, p0, beta2, y_out):
     return best
 
 
-@njit(cache=True)
+@kernel
 def gfm(P, p0, beta2):
     """:func:`_gfm_row` for every row: ``P`` (n, L, S), ``p0`` (n,). Returns
     ``(Y uint8 (n, L), expected F-beta (n,))``."""
@@ -72,7 +72,7 @@ def gfm(P, p0, beta2):
     return Y, value
 
 
-@njit(cache=True)
+@kernel
 def _poisson_binomial(p, q):
     """``q[s] = P(sum_j y_j = s)`` for independent ``y_j ~ Bernoulli(p[j])``."""
     L = p.shape[0]
@@ -86,7 +86,7 @@ def _poisson_binomial(p, q):
         q[0] *= 1.0 - pj
 
 
-@njit(cache=True)
+@kernel
 def _leave_one_out(q, pj, r):
     """``r[s] = P(sum_{l != j} y_l = s)`` from the full distribution ``q`` (length L + 1)
     by undoing label ``j``'s convolution: forward when ``pj <= 1/2``, backward otherwise
@@ -110,7 +110,7 @@ def _leave_one_out(q, pj, r):
             r[s] = 0.0
 
 
-@njit(cache=True)
+@kernel
 def gfm_independent(M, beta2, tail):
     """GFM under label independence (the plug-in rule for learners that give marginals
     only): each row's size marginals are ``P(y_j = 1, |y| = s) = p_j P(|y_{-j}| = s - 1)``,
@@ -141,7 +141,7 @@ def gfm_independent(M, beta2, tail):
     return Y, value
 
 
-@njit(cache=True)
+@kernel
 def gfm_samples(samples, beta2):
     """GFM with the size marginals estimated from label vectors drawn from the
     learner's joint: ``samples`` uint8 (n, T, L). Returns ``(Y, estimated expected
@@ -177,7 +177,7 @@ def gfm_samples(samples, beta2):
     return Y, value
 
 
-@njit(cache=True)
+@kernel
 def jaccard_topk_samples(samples, scores):
     """The set of the ``k`` top-scoring labels (``k = 0..L``) with the largest mean
     Jaccard index over the label vectors ``samples`` uint8 (n, T, L) (J(0, 0) = 1).

@@ -203,7 +203,7 @@ def nominal_table(blob: np.ndarray, vinfo: np.ndarray) -> np.ndarray:
     the ``code``-th declared value of ``attribute``. The hash is FNV-1a over the bytes,
     seeded with the attribute, in uint64 arithmetic (Python integers masked to 64
     bits, as the kernel's ``np.uint64`` wraps). Built in Python, once per file from the
-    header's values: a kernel less for a fresh install to compile (issue 16).
+    header's values: a kernel less for a fresh install to compile.
     """
     mask64 = (1 << 64) - 1
     n = vinfo.shape[0]

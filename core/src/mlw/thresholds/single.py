@@ -76,7 +76,7 @@ class PCut(_Strategy):
         set has (almost) no empty label sets (:func:`resolve_top_label`). Off by
         default: plain Pcut, as LaCovaC's paper and MEKA use it. Pcut matches the label
         density over all pairs, not per row, so it leaves rows empty where none is
-        (issue 19: 1-15% of LaCovaC's test rows on five shared datasets).
+        (1-15% of LaCovaC's test rows on five shared datasets).
     """
 
     needs_training_scores = False

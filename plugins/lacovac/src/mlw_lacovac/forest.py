@@ -56,8 +56,8 @@ class LaCovaCForest(MultiLabelLearner):
         The core's top-label rule on the vote: a row whose voted vector is the empty set
         gets its label of highest mean marginal. ``"auto"`` (default) only when at most
         1% of the training label sets are empty; ``False`` is the vote alone, which left
-        1.9-39% of the test rows empty on shared datasets where none is (issue 19,
-        ``docs/guide/thresholds.md``).
+        1.9-39% of the test rows empty on shared datasets where none is
+        (``docs/guide/thresholds.md``).
 
     Notes
     -----
