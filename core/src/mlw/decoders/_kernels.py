@@ -9,6 +9,7 @@ and ``p0 = P(y = 0)``.
 from __future__ import annotations
 
 import numpy as np
+
 from mlw.jit import kernel
 
 
