@@ -113,30 +113,27 @@ def test_mulan_xml_decides_the_labels_and_their_order(folder, table, seed) -> No
     _valid(folder, path, table.X, table.Y, inputs=[path, folder / "m.xml"])
 
 
-@CI
-@given(tables())
-def test_valid_csv_reads_as_the_csv_module_does(folder, table) -> None:
-    path = folder / "v.csv"
-    write_csv(table, path)
-    L = table.Y.shape[1]
-    X, Y = reference_csv(path, table)
-    ds = _load(path, n_labels=-L)
-    _same(ds.X, X)
-    _same(ds.Y, Y)
-    _valid(folder, path, X, Y, "--n-labels", str(-L))
+#: the tabular formats: (writer, reference reader: Python's csv module / polars)
+TABULAR = {"csv": (write_csv, reference_csv), "parquet": (write_parquet, reference_parquet)}
 
 
-@CI
-@given(tables())
-def test_valid_parquet_reads_as_polars_does(folder, table) -> None:
-    path = folder / "v.parquet"
-    write_parquet(table, path)
-    L = table.Y.shape[1]
-    X, Y = reference_parquet(path, table)
-    ds = _load(path, n_labels=-L)
-    _same(ds.X, X)
-    _same(ds.Y, Y)
-    _valid(folder, path, X, Y, "--n-labels", str(-L))
+@pytest.mark.parametrize("fmt", sorted(TABULAR))
+def test_valid_csv_and_parquet_read_as_the_reference_does(folder, fmt) -> None:
+    write, reference = TABULAR[fmt]
+
+    @CI
+    @given(tables())
+    def run(table):
+        path = folder / f"v.{fmt}"
+        write(table, path)
+        L = table.Y.shape[1]
+        X, Y = reference(path, table)
+        ds = _load(path, n_labels=-L)
+        _same(ds.X, X)
+        _same(ds.Y, Y)
+        _valid(folder, path, X, Y, "--n-labels", str(-L))
+
+    run()
 
 
 @CI
