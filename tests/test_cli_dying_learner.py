@@ -188,3 +188,30 @@ def test_cross_validate_in_a_child_process_gives_the_same_folds():
     for a, b in zip(here.folds, there.folds, strict=True):
         assert a.metrics == b.metrics and (a.n_train, a.n_test) == (b.n_train, b.n_test)
     np.testing.assert_allclose(here.metrics["f1_micro"], there.metrics["f1_micro"])
+
+
+def test_the_results_are_readable_after_every_cell_of_a_run_with_deaths(dying_plugin,
+                                                                        tmp_path):
+    from mlw.experiments import experiment_from_options, read_results, run_experiment
+
+    out = tmp_path / "r.parquet"
+    seen: list[tuple[int, int]] = []
+
+    class Observer:
+        def begin(self, total, done):
+            pass
+
+        def started(self, cell):
+            pass
+
+        def finished(self, cell, record):
+            df = read_results(out)
+            seen.append((df.height, int((df["status"] == "error").sum())))
+
+    exp = experiment_from_options(learners=["dies_exit", "template_centroid"],
+                                  datasets=["emotions"], folds=2,
+                                  metrics=["hamming_loss"], seed=0)
+    summary = run_experiment(exp, out, progress=Observer())
+    assert seen == [(1, 1), (2, 2), (3, 2), (4, 2)]
+    assert (summary.ran, len(summary.errors)) == (4, 2)
+    assert summary.cpu_seconds > 0
