@@ -215,3 +215,25 @@ def test_the_results_are_readable_after_every_cell_of_a_run_with_deaths(dying_pl
     assert seen == [(1, 1), (2, 2), (3, 2), (4, 2)]
     assert (summary.ran, len(summary.errors)) == (4, 2)
     assert summary.cpu_seconds > 0
+
+
+def test_a_killed_worker_on_dask_is_a_failed_cell_naming_the_learner():
+    """A cell that takes the Dask worker itself down on every worker it is tried on."""
+    pytest.importorskip("distributed")
+    from types import SimpleNamespace
+
+    from distributed import KilledWorker
+
+    from mlw.experiments import enumerate_cells, experiment_from_options
+    from mlw.experiments.executors import _dask_record
+
+    exp = experiment_from_options(learners=["br"], datasets=["emotions"], folds=2,
+                                  metrics=["hamming_loss"], seed=0)
+    cell = enumerate_cells(exp)[0]
+    killed = KilledWorker("mlw-cell-x", SimpleNamespace(address="tcp://10.0.0.1:1"), 3)
+    future = SimpleNamespace(status="error", exception=lambda: killed)
+    record = _dask_record(cell, future)
+    assert record["status"] == "error" and record["cell_id"] == cell.cell_id
+    assert record["error"].startswith("ProcessDied: the process running learner 'br' died "
+                                      "on every Dask worker that ran it (KilledWorker: "
+                                      "Attempted to run task 'mlw-cell-x' on 4 different")
