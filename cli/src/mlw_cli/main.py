@@ -399,7 +399,8 @@ def fit(
                     result = mlw.cross_validate(estimator, plan.train, k=plan.k or 10,
                                                 seed=seed, metrics=setup.metrics,
                                                 progress=cb, threshold=threshold,
-                                                refit=keep, per_label=per_label)
+                                                refit=keep, per_label=per_label,
+                                                isolate=True)
             else:
                 assert plan.test is not None
                 with err().status(f"fitting {learner} on {plan.train.name}"):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from mlw.hookspecs import hookimpl
 from mlw.lazy import attach
 from mlw.registry import (
+    DecoderSpec,
     GeneratorSpec,
     LearnerSpec,
     LearnerTags,
@@ -39,12 +40,16 @@ _LAZY: dict[str, str] = {
     "generate_dataset": "mlw.api",
     "get_learner": "mlw.api",
     "get_threshold": "mlw.api",
+    "get_decoder": "mlw.api",
+    "list_decoders": "mlw.api",
     "list_generators": "mlw.api",
     "list_learners": "mlw.api",
     "list_loaders": "mlw.api",
     "list_metrics": "mlw.api",
     "list_plugins": "mlw.api",
     "list_thresholds": "mlw.api",
+    "CalibratedLearner": "mlw.calibration",
+    "ConformalRecall": "mlw.conformal",
     "Dataset": "mlw.dataset",
     "evaluate": "mlw.evaluation",
     "EvalContext": "mlw.metrics.context",
@@ -80,7 +85,8 @@ _LAZY: dict[str, str] = {
 
 #: Subpackages and modules reachable as attributes (``mlw.plugins.get_plugin_manager``).
 _SUBMODULES = frozenset({
-    "api", "dataset", "evaluation", "experiments", "files", "hookspecs", "io", "jit",
+    "api", "calibration", "conformal", "dataset", "decoders", "evaluation", "experiments",
+    "files", "hookspecs", "io", "jit",
     "jsonsafe", "learner", "metrics", "model_selection", "neighbors", "params",
     "persistence", "plugins", "prediction", "registry", "results", "thresholds",
     "validation", "warmup",
@@ -93,8 +99,10 @@ __getattr__, __dir__ = attach(__name__, _LAZY, submodules=_SUBMODULES)
 if TYPE_CHECKING:  # what type checkers and IDEs see
     from mlw.api import (
         generate_dataset,
+        get_decoder,
         get_learner,
         get_threshold,
+        list_decoders,
         list_generators,
         list_learners,
         list_loaders,
@@ -102,6 +110,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         list_plugins,
         list_thresholds,
     )
+    from mlw.calibration import CalibratedLearner
+    from mlw.conformal import ConformalRecall
     from mlw.dataset import Dataset
     from mlw.evaluation import evaluate
     from mlw.io import load_dataset
@@ -135,8 +145,11 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
 
 __all__ = [
     "AmbiguousNameError",
+    "CalibratedLearner",
+    "ConformalRecall",
     "Dataset",
     "DataPlan",
+    "DecoderSpec",
     "DatasetNotFoundError",
     "EvalContext",
     "EvaluationResult",
@@ -163,11 +176,13 @@ __all__ = [
     "cross_validate",
     "evaluate",
     "generate_dataset",
+    "get_decoder",
     "get_learner",
     "get_threshold",
     "holdout",
     "hookimpl",
     "iterative_stratification",
+    "list_decoders",
     "list_generators",
     "list_learners",
     "list_loaders",

@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 from mlw.dataset import Dataset
 from mlw.plugins import PluginInfo, get_plugin_manager
-from mlw.registry import GeneratorSpec, LearnerSpec, LoaderSpec, MetricSpec, ThresholdSpec
+from mlw.registry import (
+    DecoderSpec,
+    GeneratorSpec,
+    LearnerSpec,
+    LoaderSpec,
+    MetricSpec,
+    ThresholdSpec,
+)
 
 if TYPE_CHECKING:
     from mlw.learner import MultiLabelLearner
@@ -71,6 +78,28 @@ def _check_threshold_name(text: str) -> None:
 def get_threshold(name: str, **options: Any) -> Any:
     """An unfitted thresholding strategy registered under ``name``."""
     return get_plugin_manager().threshold(name).create(**options)
+
+
+def get_decoder(name: str, **options: Any) -> Any:
+    """A decoder registered under ``name`` (``"f1"``, ``"subset"``, ...), built with
+    ``options``; also ``"f1:beta=2"`` (options after a colon, as for thresholds).
+
+    Examples
+    --------
+    >>> import mlw
+    >>> mlw.get_decoder("f1", n_samples=200)
+    F1Decoder(n_samples=200)
+    """
+    from mlw.decoders import make_decoder
+
+    if options:
+        return make_decoder(name, **options)
+    return make_decoder(name)
+
+
+def list_decoders() -> dict[str, DecoderSpec]:
+    """Every registered decoder, by name."""
+    return get_plugin_manager().decoders()
 
 
 def list_learners() -> dict[str, LearnerSpec]:

@@ -26,7 +26,7 @@ else:
     from sklearn.base import BaseEstimator, ClassifierMixin
 
 from mlw._guard import check_outputs, threshold_call
-from mlw.registry import LearnerTags
+from mlw.registry import LearnerTags, inference_tags
 from mlw.validation import check_X, check_Y
 
 #: Scores one block of :meth:`MultiLabelLearner.predict_topk` holds (rows x labels).
@@ -100,6 +100,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
             sparse_input=cls._sparse_input,
             sparse_output=cls._sparse_output,
             allow_nan=cls._allow_nan,
+            **inference_tags(cls),
         )
 
     # -- scikit-learn plumbing ----------------------------------------------------------

@@ -36,7 +36,7 @@ from mlw._guard import check_outputs, learner_call, threshold_call
 from mlw.dataset import Dataset
 from mlw.evaluation import metric_values, per_label_frame
 from mlw.metrics.context import EvalContext
-from mlw.registry import LearnerTags
+from mlw.registry import LearnerTags, PluginError
 from mlw.validation import check_Y
 
 __all__ = [
@@ -623,16 +623,45 @@ def cv_splits(dataset: Dataset, k: int = 10, seed: int | None = 0
     """``(fold, train, test)`` for each of the ``k`` iteratively stratified folds."""
     fold_of = iterative_stratification(dataset.Y, k, seed=seed)
     for j in range(k):
-        train = dataset.subset(np.flatnonzero(fold_of != j), name=f"{dataset.name}[train {j}]")
-        test = dataset.subset(np.flatnonzero(fold_of == j), name=f"{dataset.name}[fold {j}]")
-        yield j, train, test
+        yield (j, *_fold_parts(dataset, fold_of, j))
+
+
+def _fold_parts(dataset: Dataset, fold_of: np.ndarray, j: int) -> tuple[Dataset, Dataset]:
+    train = dataset.subset(np.flatnonzero(fold_of != j), name=f"{dataset.name}[train {j}]")
+    test = dataset.subset(np.flatnonzero(fold_of == j), name=f"{dataset.name}[fold {j}]")
+    return train, test
+
+
+def _contained_folds(setup: EvaluationSetup, dataset: Dataset, fold_of: np.ndarray, k: int,
+                     progress: Callable[[int, int], None] | None) -> list[FoldResult]:
+    """Each fold's :func:`fit_and_evaluate` in a supervised child process; a death is a
+    :class:`PluginError` naming the learner, the fold and how the process ended."""
+    from mlw._guard import _who
+    from mlw.isolation import ProcessDied, contained, describe_exit
+
+    def one_fold(j: int) -> FoldResult:
+        return fit_and_evaluate(setup, *_fold_parts(dataset, fold_of, j), fold=j)[0]
+
+    results = []
+    with contained(one_fold) as run:
+        for j in range(k):
+            try:
+                results.append(run(j))
+            except ProcessDied as died:
+                raise PluginError(f"{_who(setup.learner)}: the process fitting fold "
+                                  f"{j + 1} of {k} {describe_exit(died.exitcode)} (a bug "
+                                  f"in the plugin or a library it uses: report it to its "
+                                  f"authors)") from None
+            if progress is not None:
+                progress(j + 1, k)
+    return results
 
 
 def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None = 0,
                    metrics: Iterable[str] | None = None,
                    progress: Callable[[int, int], None] | None = None, *,
                    threshold: Any = None, refit: bool = False,
-                   per_label: bool = False) -> EvaluationResult:
+                   per_label: bool = False, isolate: bool = False) -> EvaluationResult:
     """k-fold cross-validation with iterative stratification.
 
     Everything is checked before the first fit (:func:`prepare_evaluation`). Each fold
@@ -664,6 +693,12 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None
         Also compute each fold's per-label table (:func:`mlw.evaluate` with
         ``per_label=True``, named by the dataset's labels): ``result.per_label`` (fold
         means) and ``result.folds[j].per_label``.
+    isolate : bool, default False
+        Fit and evaluate the folds in a supervised child process
+        (:func:`mlw.isolation.contained`, what ``mlw fit --cv`` does): a learner whose
+        process dies (a crash in native code, ``os._exit``) raises a
+        :class:`~mlw.PluginError` naming it, the fold and the signal, and this process
+        lives on.
 
     Returns
     -------
@@ -675,11 +710,15 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10, seed: int | None
     results: list[FoldResult] = []
     if progress is not None:
         progress(0, k)
-    for j, train, test in cv_splits(dataset, k, seed):
-        result, _ = fit_and_evaluate(setup, train, test, fold=j)
-        results.append(result)
-        if progress is not None:
-            progress(j + 1, k)
+    if isolate:
+        fold_of = iterative_stratification(dataset.Y, k, seed=seed)
+        results = _contained_folds(setup, dataset, fold_of, k, progress)
+    else:
+        for j, train, test in cv_splits(dataset, k, seed):
+            result, _ = fit_and_evaluate(setup, train, test, fold=j)
+            results.append(result)
+            if progress is not None:
+                progress(j + 1, k)
     out = EvaluationResult(results, "cv", seed=seed, decision=setup.decision)
     if refit:
         model = clone(setup.learner)

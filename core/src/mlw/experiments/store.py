@@ -169,7 +169,7 @@ class ResultStore:
         from mlw.io.tabular import read_parquet_frame
 
         try:
-            return read_parquet_frame(self.path)
+            return read_parquet_frame(self.path, survive_abort=False)
         except (ValueError, OSError) as exc:  # DataFormatError is a ValueError
             raise ValueError(f"{self.path} is not a readable Parquet file ({exc}); it is "
                              f"left as it is: move it away to start anew") from None
@@ -180,7 +180,7 @@ class ResultStore:
         frames, used = [], []
         for p in parts:
             try:
-                frames.append(read_parquet_frame(p))
+                frames.append(read_parquet_frame(p, survive_abort=False))
                 used.append(p)
             except (ValueError, OSError) as exc:  # pragma: no cover (atomic writes)
                 warnings.warn(f"skipping unreadable result part {p} ({exc})", stacklevel=2)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mlw.dataset import Dataset
+from mlw.files import not_a_file
 from mlw.io._common import read_head, strip_compression
 from mlw.io._limits import memory_guard
 from mlw.io.bundled import BUNDLED, bundled_path
@@ -48,8 +49,9 @@ def resolve_source(source: str | Path, split: str = "train") -> tuple[Path, dict
     path = Path(source).expanduser()
     if path.is_file():
         return path, {}
-    if path.is_dir():
-        raise ValueError(f"{path} is a folder; give a data file")
+    what = not_a_file(path)
+    if what is not None:
+        raise ValueError(f"{path} {what}; give a data file")
     for c in _candidates(str(source), split):
         if c.is_file():
             return c, {}

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mlw.dataset import Dataset
+from mlw.io._common import DataFormatError
 from mlw.io.bundled import BUNDLED, DEFAULT_DATA
 from mlw.io.load import DatasetNotFoundError, load_dataset
 
@@ -34,7 +35,7 @@ class DataPlan:
 def _load_file(path: str, what: str, labels: dict[str, Any]) -> Dataset:
     if not path.strip():
         raise ValueError(f"the {what} path is empty")
-    if not Path(path).exists():
+    if not Path(path).exists() and not Path(path).is_symlink():
         raise DatasetNotFoundError(f"{what} {path}: no such file")
     return load_dataset(path, **labels)
 
@@ -132,6 +133,16 @@ def plan_data(data: str | None = None, *, test: str | None = None,
     >>> plan_data("emotions", cv=5).train.n_instances
     593
     """
+    plan = _plan_data(data, test=test, cv=cv, n_labels=n_labels, labels=labels)
+    for part in (plan.train, plan.test):
+        if part is not None and part.n_instances == 0:
+            path = part.provenance.get("path") or part.name
+            raise DataFormatError(path, None, "has no data rows (its data section is empty)")
+    return plan
+
+
+def _plan_data(data: str | None, *, test: str | None, cv: int | None,
+               n_labels: int | None, labels: Sequence[str] | str | None) -> DataPlan:
     if test is not None and cv is not None:
         raise ValueError("give either a test set (hold-out) or a number of folds "
                          "(cross-validation), not both")
