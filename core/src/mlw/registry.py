@@ -12,8 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from mlw._lazy import LazyModule
+
 if TYPE_CHECKING:
-    from mlw.dataset import Dataset
+    import mlw.dataset as _dataset
+else:  # registering imports no numpy; the annotations still resolve at run time
+    _dataset = LazyModule("mlw.dataset")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -346,7 +350,7 @@ class LoaderSpec:
 
     name: str
     suffixes: tuple[str, ...]
-    load: Callable[..., Dataset]
+    load: Callable[..., _dataset.Dataset]
     description: str
     sniff: Callable[[bytes], bool] | None = None
 
@@ -370,7 +374,7 @@ class GeneratorSpec:
     """A synthetic-dataset generator registration."""
 
     name: str
-    generate: Callable[..., Dataset]
+    generate: Callable[..., _dataset.Dataset]
     description: str
     param_docs: Mapping[str, str] = field(default_factory=dict)
 
