@@ -265,7 +265,7 @@ def sides(k: int, metric: str, skml: bool):
 
     def mlw_mlknn(Xtr, Ytr, Xte):
         # the paper's MAP rule alone, as scikit-multilearn and the reference apply it (the
-        # learner's default adds the adaptive top-label rule, issue 19)
+        # learner's default adds the adaptive top-label rule)
         m = MLkNN(k=k, metric=metric, threshold="fixed").fit(Xtr, Ytr)
         P, S = m.predict_with_scores(Xte)
         return dense01(P), S

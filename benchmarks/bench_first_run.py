@@ -1,4 +1,4 @@
-"""First-run cost of `mlw fit` on a fresh install (issue 16's goal: `mlw fit --learner
+"""First-run cost of `mlw fit` on a fresh install (the goal: `mlw fit --learner
 xdcc` under 15 s), measured as CPU time with an empty numba cache.
 
     python benchmarks/bench_first_run.py [--learner xdcc] [--profile] [--warmup]

@@ -1,4 +1,4 @@
-"""The long run of the readers' fuzz suite (issue 17): the targets of
+"""The long run of the readers' fuzz suite: the targets of
 ``core/tests/fuzz_io.py`` (mutations of real files fed to the ARFF, Mulan XML, XC, CSV,
 Parquet, compressed and model-file readers) for many more cases than CI runs, in
 rounds of random examples; a failing round is shrunk by hypothesis, recorded, and the

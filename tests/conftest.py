@@ -74,6 +74,29 @@ def install_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., A
     _forget_fixture_modules()
 
 
+#: A folder of distribution metadata (``*.dist-info``) declaring fixture plugins as if
+#: they were installed: on ``sys.path`` and ``PYTHONPATH``, they are real entry points
+#: for this process and for every child process (local workers, Dask workers, ``mlw``
+#: run as a command), with no change to the core.
+INSTALLED_DIR = PLUGIN_DIR / "installed"
+
+
+@pytest.fixture
+def dying_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Installs ``mlwtest_dies`` (learners whose process dies) through
+    ``tests/plugins/installed``, visible to child processes; undone after the test."""
+    import mlw.plugins as plugins
+
+    paths = [str(INSTALLED_DIR), str(PLUGIN_DIR)]
+    old = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths + ([old] if old else [])))
+    monkeypatch.syspath_prepend(str(INSTALLED_DIR))
+    plugins.reset_plugin_manager()
+    yield
+    plugins.reset_plugin_manager()
+    _forget_fixture_modules()
+
+
 @pytest.fixture
 def run_mlw() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run the ``mlw`` command in a subprocess with the real entry points

@@ -446,9 +446,10 @@ def test_learners_lists_and_describes(install_plugins) -> None:
     assert [r["name"] for r in rows] == ["fixture_prior"]
     one = one_json(invoke("learners", "fixture_prior", "--json").stdout)
     assert one["plugin"] == "good" and "predicts_scores" in one["tags"]
-    assert one["params"] == [{"name": "threshold", "default": "fixed", "doc": "strategy"},
+    # read from the numpydoc Parameters section of the class docstring
+    assert one["params"] == [{"name": "threshold", "default": "fixed", "doc": "Strategy."},
                              {"name": "smoothing", "default": 0.0,
-                              "doc": "Laplace smoothing"}]
+                              "doc": "Laplace smoothing."}]
     table = invoke("learners", "fixture_prior")
     assert "smoothing" in table.stdout and "Laplace smoothing" in table.stdout
     unknown = invoke("learners", "fixture_pior")

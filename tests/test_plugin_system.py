@@ -68,13 +68,12 @@ def test_malformed_registration_breaks_only_its_plugin(install_plugins) -> None:
 @pytest.mark.parametrize("spec, message", [
     (lambda: mlw.LearnerSpec("Bad Name", object, "d"), "is not a lowercase identifier"),
     (lambda: mlw.LearnerSpec("x", 3, "d"), "factory must be callable"),
-    (lambda: mlw.LearnerSpec("x", lambda a=1: None, "d", param_docs={"b": "?"}),
-     "param_docs names ['b'] that the factory does not take"),
     (lambda: mlw.MetricSpec("m", len, True, "probabilities", "d"), "needs must be"),
     (lambda: mlw.MetricSpec("m", len, 1, "labels", "d"), "greater_is_better must be a bool"),
     (lambda: mlw.LoaderSpec("f", ("arff",), len, "d"), "suffixes must be a tuple"),
     (lambda: mlw.ThresholdSpec("t", None, "d"), "factory must be callable"),
     (lambda: mlw.GeneratorSpec("g", len, "  "), "description is missing"),
+    (lambda: mlw.GeneratorSpec("g", "no colon here", "d"), "not an import path"),
 ])
 def test_each_malformed_spec_is_rejected_with_its_reason(fresh_plugins, spec, message) -> None:
     kind = type(spec()).__name__.replace("Spec", "").lower()
@@ -304,11 +303,13 @@ def test_a_string_factory_is_imported_on_first_use_and_names_its_plugin_when_bro
     class Lazy:
         @mlw.hookimpl
         def mlw_register_learners(self, register):
-            register(mlw.LearnerSpec("lazy_ok", "mlwtest_good:PriorLearner", "lazy",
-                                     param_docs={"smoothing": "Laplace smoothing"}))
+            register(mlw.LearnerSpec("lazy_ok", "mlwtest_good:PriorLearner", "lazy"))
             register(mlw.LearnerSpec("lazy_missing", "mlwtest_no_such_module:X", "missing"))
-            register(mlw.LearnerSpec("lazy_docs", "mlwtest_good:PriorLearner", "bad docs",
-                                     param_docs={"nope": "?"}))
+
+        @mlw.hookimpl
+        def mlw_register_generators(self, register):
+            register(mlw.GeneratorSpec("lazy_gen", "mlwtest_good:blobs", "lazy"))
+            register(mlw.GeneratorSpec("lazy_gen_missing", "mlwtest_no_such_module:g", "x"))
 
     fresh_plugins.register(Lazy(), name="lazy", distribution="mlw-lazy", version="1.0")
     assert _info(fresh_plugins, "lazy").status == "ok"  # registering imported nothing
@@ -317,23 +318,27 @@ def test_a_string_factory_is_imported_on_first_use_and_names_its_plugin_when_bro
     with pytest.raises(mlw.PluginError, match="learner 'lazy_missing' of plugin 'lazy': "
                                               "cannot import 'mlwtest_no_such_module:X'"):
         mlw.get_learner("lazy_missing")
-    with pytest.raises(mlw.PluginError, match=r"learner 'lazy_docs' of plugin 'lazy': "
-                                              r"param_docs names \['nope'\]"):
-        mlw.get_learner("lazy_docs")
+    assert [(p.name, p.doc) for p in mlw.list_learners()["lazy_ok"].params] == [
+        ("threshold", "Strategy."), ("smoothing", "Laplace smoothing.")]
+    assert mlw.generate_dataset("lazy_gen", seed=1, n=7).X.shape == (7, 2)
+    assert [(p.name, p.doc) for p in mlw.list_generators()["lazy_gen"].params] == [
+        ("n", "Instances.")]
+    with pytest.raises(mlw.PluginError, match="generator 'lazy_gen_missing' of plugin "
+                                              "'lazy': cannot import"):
+        mlw.generate_dataset("lazy_gen_missing")
     with pytest.raises(mlw.RegistrationError, match="not an import path"):
         mlw.LearnerSpec("x", "no colon here", "d").validate()
 
 
 def test_every_installed_learner_and_threshold_loads_and_states_its_tags() -> None:
-    """What the installed plugins registered by import path really exists, its
-    param_docs match the signature, and the tags come from the class."""
+    """What the installed plugins registered by import path really exists and the tags
+    come from the class."""
     from mlw.plugins import get_plugin_manager
 
     pm = get_plugin_manager()
     for name, spec in pm.learners().items():
         cls = spec.learner_class()
         assert spec.tags == mlw.LearnerTags.of(cls), name
-        assert set(spec.param_docs) <= set(spec.signature_params()), name
     for name, spec in pm.thresholds().items():
         assert callable(spec.load()), name
 

@@ -91,6 +91,37 @@ def test_one_writer_at_a_time(tmp_path) -> None:
         pass
 
 
+def test_the_lock_file_is_removed_when_a_run_ends_whatever_the_outcome(tmp_path) -> None:
+    """A finished run left ``r.parquet.lock`` behind, and so did a refused one (``--out``
+    naming an ARFF input: not Parquet)."""
+    exp = experiment_from_options(learners=["template_centroid"], datasets=["emotions"],
+                                  folds=2, metrics=["hamming_loss"], seed=0)
+    run_experiment(exp, tmp_path / "r.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet"]
+    arff = tmp_path / "d.arff"
+    arff.write_text("@relation d\n@attribute a numeric\n@data\n1\n")
+    with pytest.raises(ValueError, match="not a readable Parquet file"):
+        run_experiment(exp, arff)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.arff", "r.parquet"]
+    assert arff.read_text().endswith("@data\n1\n")
+
+
+def test_a_run_waiting_on_a_removed_lock_file_takes_a_fresh_one(tmp_path) -> None:
+    """The lock file is unlinked while held: a second store that opened the old file
+    before that must not believe it holds the lock of the new one."""
+    first, second = ResultStore(tmp_path / "r.parquet"), ResultStore(tmp_path / "r.parquet")
+    with first.locked():
+        stale = os.open(first.lock_path, os.O_RDWR)
+    with second.locked():  # the first run's file is gone: a fresh one is locked
+        assert second.lock_path.exists()
+        assert not os.path.samestat(os.fstat(stale), os.stat(second.lock_path))
+        with pytest.raises(StoreLockedError):
+            with ResultStore(tmp_path / "r.parquet").locked():
+                pass
+    os.close(stale)
+    assert not second.lock_path.exists()
+
+
 def test_bad_paths(tmp_path) -> None:
     with pytest.raises(ValueError, match="empty"):
         ResultStore("")
@@ -298,7 +329,7 @@ def _alive(pid: int) -> bool:
 def test_killing_a_real_run_at_random_moments_loses_nothing(tmp_path, mulan_dir) -> None:
     """kill -9 a running ``mlw bench`` at random moments (several times), check after
     each kill that the results read and never shrink, then finish the run: every cell
-    is there once, with the values of an uninterrupted run. (benchmarks/bench_kill.py
+    is there once, with the values of an uninterrupted run. (benchmarks/bench_cli_kill.py
     runs the long version.)"""
     config = tmp_path / "kill.toml"
     config.write_text(_KILL_CONFIG.format(flags=mulan_dir / "flags"))
@@ -311,7 +342,7 @@ def test_killing_a_real_run_at_random_moments_loses_nothing(tmp_path, mulan_dir)
         return len(list(parts.glob("*.parquet"))) if parts.is_dir() else 0
 
     # five kills (one in start-up, three with one worker, one with two): each costs a
-    # process start-up (~2-3 CPU s); benchmarks/bench_kill.py runs 40 per round
+    # process start-up (~2-3 CPU s); benchmarks/bench_cli_kill.py runs 40 per round
     killed = 0
     for attempt in range(5):
         jobs = 2 if attempt == 4 else 1
@@ -457,7 +488,7 @@ def test_staged_selection_scores_every_point_as_separate_fits_do() -> None:
 def test_warm_started_path_keeps_the_chosen_model_of_the_path() -> None:
     """select.warm_start: the grid fitted in order on one learner (warm_start), each C
     from the previous solution; the cell scores the chosen C's model of that path
-    (no cold refit), as benchmarks/quality_ssvm.py's C path did by hand."""
+    (no cold refit), as benchmarks/bench_ssvm_quality.py's C path did by hand."""
     import mlw
     from mlw.experiments.cells import cell_data, cell_validation, run_cell
 

@@ -1,4 +1,4 @@
-"""The documented conventions of mlw's metrics (docs/metrics.md): empty sets, labels
+"""The documented conventions of mlw's metrics (docs/guide/metrics.md): empty sets, labels
 never present, ties, registration, and one mechanism behind evaluate and the plain
 functions."""
 

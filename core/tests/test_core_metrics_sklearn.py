@@ -2,7 +2,7 @@
 
 Where scikit-learn defines a value (no ``UndefinedMetricWarning``) ours is equal to
 1e-12. Where it does not (a zero denominator), ours follows the documented convention
-(docs/metrics.md), which is scikit-learn's value with ``zero_division=1.0`` where the
+(docs/guide/metrics.md), which is scikit-learn's value with ``zero_division=1.0`` where the
 prediction is perfect (tp = fp = fn = 0) and with ``zero_division=0.0`` otherwise; the
 expected value is built from those two scikit-learn runs.
 """

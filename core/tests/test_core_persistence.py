@@ -46,8 +46,7 @@ class _PersistencePlugin:
     @staticmethod
     @mlw.hookimpl
     def mlw_register_learners(register):
-        register(mlw.LearnerSpec("persist_freq", FrequencyLearner, "frequencies",
-                                 param_docs={"alpha": "smoothing"}))
+        register(mlw.LearnerSpec("persist_freq", FrequencyLearner, "frequencies"))
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Property tests of the thresholding strategies (docs/thresholds.md): fixed, pcut,
+"""Property tests of the thresholding strategies (docs/guide/thresholds.md): fixed, pcut,
 cardinality and one_threshold, for dense and CSR scores."""
 
 from __future__ import annotations

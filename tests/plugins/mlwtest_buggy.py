@@ -77,8 +77,7 @@ def mlw_register_loaders(register: Callable[[mlw.LoaderSpec], None]) -> None:
 
 @mlw.hookimpl
 def mlw_register_generators(register: Callable[[mlw.GeneratorSpec], None]) -> None:
-    register(mlw.GeneratorSpec("buggy_gen", generate_raises, "fixture: raises KeyError",
-                               param_docs={"n": "instances"}))
+    register(mlw.GeneratorSpec("buggy_gen", generate_raises, "fixture: raises KeyError"))
 
 
 def metric_raises(ctx: Any) -> float:

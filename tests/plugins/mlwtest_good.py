@@ -11,7 +11,15 @@ import mlw
 
 
 class PriorLearner(mlw.MultiLabelLearner):
-    """Scores every label by its training frequency (the prior)."""
+    """Scores every label by its training frequency (the prior).
+
+    Parameters
+    ----------
+    threshold : str
+        Strategy.
+    smoothing : float
+        Laplace smoothing.
+    """
 
     def __init__(self, threshold: str = "fixed", smoothing: float = 0.0) -> None:
         self.threshold = threshold
@@ -47,6 +55,13 @@ def load_fixture(path: Any, **options: Any) -> mlw.Dataset:
 
 
 def blobs(*, seed: int, n: int = 40) -> mlw.Dataset:
+    """Two Gaussian blobs.
+
+    Parameters
+    ----------
+    n : int
+        Instances.
+    """
     rng = np.random.default_rng(seed)
     Y = (rng.random((n, 3)) < 0.5).astype(np.uint8)
     X = rng.normal(size=(n, 2)) + Y[:, :2]
@@ -55,9 +70,7 @@ def blobs(*, seed: int, n: int = 40) -> mlw.Dataset:
 
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
-    register(mlw.LearnerSpec("fixture_prior", PriorLearner, "label frequencies",
-                             param_docs={"threshold": "strategy",
-                                         "smoothing": "Laplace smoothing"}))
+    register(mlw.LearnerSpec("fixture_prior", PriorLearner, "label frequencies"))
 
 
 @mlw.hookimpl
@@ -78,5 +91,4 @@ def mlw_register_loaders(register: Callable[[mlw.LoaderSpec], None]) -> None:
 
 @mlw.hookimpl
 def mlw_register_generators(register: Callable[[mlw.GeneratorSpec], None]) -> None:
-    register(mlw.GeneratorSpec("fixture_blobs", blobs, "two Gaussian blobs",
-                               param_docs={"n": "instances"}))
+    register(mlw.GeneratorSpec("fixture_blobs", blobs, "two Gaussian blobs"))

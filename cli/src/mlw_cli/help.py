@@ -1,6 +1,6 @@
 """Help and shell completion of the ``mlw`` command.
 
-Start-up matters (``mlw --help`` under 0.3 s CPU, ``benchmarks/bench_startup.py``):
+Start-up matters (``mlw --help`` under 0.3 s CPU, ``benchmarks/bench_cli_startup.py``):
 rich's help formatter imports rich's console and markdown (about 0.15 s), so the
 top-level ``mlw --help``, a list of commands, is formatted plainly, while a command's
 own help (``mlw fit --help``) is rich, with every option's default and allowed values.

@@ -4,7 +4,7 @@ builds the plan ``mlw fit`` runs with ``mlw.run_plan``, ``mlw bench`` runs
 ``mlw.experiments.run_experiment``, ``mlw predict`` ``mlw.predict_file``); this module
 parses options and presents results.
 
-Contract (``docs/cli.md``): ``--json`` prints exactly one JSON document on stdout;
+Contract (``docs/guide/cli.md``): ``--json`` prints exactly one JSON document on stdout;
 tables go to stdout only without ``--json``; progress, notes and warnings go to stderr.
 Exit codes: 0 ok, 2 usage or bad input (one line on stderr), 1 internal failure.
 Start-up stays cheap: numpy, scikit-learn, numba and rich's tables are imported inside
@@ -172,7 +172,7 @@ def datasets(
              "plugin": _owner("loader", s.name)} for s in mlw.list_loaders().values()]
         generators: list[dict[str, Any]] = [
             {"name": s.name, "description": s.description, "plugin": _owner("generator", s.name),
-             "params": {k: s.param_docs.get(k, "") for k in s.signature_params()}}
+             "params": {p.name: p.doc for p in s.params}}
             for s in mlw.list_generators().values()]
         if as_json:
             print_json({"bundled": bundled, "loaders": loaders, "generators": generators})
@@ -304,11 +304,6 @@ def _model_text(model: Any, data: Any) -> str:
     return str(model.to_text(**kwargs))
 
 
-_COMPILING = ("note: compiling numba kernels for their first use (once after installation; "
-              "later runs load them from the cache; the time is reported as "
-              "compile_seconds, not in fit_seconds)")
-
-
 _Learner = Annotated[str, typer.Option(
     "--learner", "-l", help="Registered learner name (parameters: mlw learners NAME).",
     autocompletion=complete("learner"))]
@@ -361,7 +356,7 @@ def fit(learner: _Learner, data: _Data = DEFAULT_DATA, test: _Test = None, cv: _
         as_json: _Json = False, show_model: _ShowModel = False) -> None:
     """Fit a learner and evaluate it (hold-out or cross-validation)."""
     with handle_errors(as_json):
-        from mlw.jit import compile_timer
+        from mlw.jit import compile_notice, compile_timer
         from mlw.results import RESULT_SUFFIXES, per_label_path
 
         for path, option, inputs in ((save, "--save", {}), (out, "--out", {
@@ -383,7 +378,7 @@ def fit(learner: _Learner, data: _Data = DEFAULT_DATA, test: _Test = None, cv: _
         if plan.data.note:
             eprint(f"note: {plan.data.note}")
         show = err().is_terminal or bool(os.environ.get("MLW_PROGRESS"))
-        with compile_timer(on_start=lambda: eprint(_COMPILING)), \
+        with compile_timer(on_start=lambda: eprint(compile_notice())), \
                 _fold_progress(show and plan.data.kind == "cv") as progress, \
                 _fit_status(plan, show and plan.data.kind == "holdout"):
             result = mlw.run_plan(plan, progress=progress,
@@ -510,15 +505,21 @@ def predict(
                                                     "hold beyond what its plugin declares, "
                                                     "as module:Class (repeatable; only for "
                                                     "files you trust).")] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", help="Write each instance's K "
+                                              "best-scored labels, best first, instead of "
+                                              "label sets: CSV label_1,score_1,...")] = None,
 ) -> None:
-    """Predict label sets with a saved model: CSV, one column per label (0/1)."""
+    """Predict label sets with a saved model: CSV, one column per label (0/1); with
+    --top-k K, ranked lists of labels and their scores."""
     with handle_errors():
         if not model.strip():
             raise ValueError("--model: the path is empty")
         if out is not None:
             check_output_path(out, {f"the --model file {model}": model,
                                     f"the --data file {data}": data}, option="--out")
-        predictions = mlw.predict_file(model, data, trusted=list(trust or []))
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"--top-k must be a positive integer, got {top_k}")
+        predictions = mlw.predict_file(model, data, trusted=list(trust or []), top_k=top_k)
         if out is not None:
             check_output_path(out, _input_files(data=predictions.dataset), option="--out")
         for note in predictions.notes:
@@ -528,8 +529,9 @@ def predict(
             results().flush()
         else:
             mlw.write_predictions(predictions, out)
-            eprint(f"wrote {predictions.Y.shape[0]} predictions ({predictions.cardinality:.3f} "
-                   f"labels per instance) to {out}")
+            what = "ranked" if predictions.topk is not None else "per instance"
+            eprint(f"wrote {predictions.n_instances} predictions ({predictions.cardinality:.3f} "
+                   f"labels {what}) to {out}")
 
 
 # --- generate ------------------------------------------------------------------------------------
@@ -577,8 +579,9 @@ def generate(
 def bench(
     out: Annotated[Path, typer.Option("--out", "-o", help="Results file (Parquet); a rerun "
                                       "skips the cells already in it.")],
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="Experiment config "
-                                                "(TOML, see docs/experiments.md).")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c",
+        help="Experiment config (TOML, see docs/guide/bench-and-report.md).")] = None,
     learners: Annotated[str | None, typer.Option("--learners", "-l", help="Comma-separated "
                                                  "learners (name or name:key=value,...); "
                                                  "with --config, a subset of its learners."
@@ -632,8 +635,14 @@ def bench(
                 summary = run_experiment(experiment, out, executor=executor, jobs=jobs,
                                          scheduler=scheduler, progress=progress)
         except KeyboardInterrupt:
-            eprint(f"interrupted: the finished cells are in {out}; run the same command "
-                   f"again to continue")
+            from mlw.experiments import ResultStore
+
+            kept = [str(p) for p in ResultStore(out).files() if p.exists()]
+            if kept:
+                eprint(f"interrupted: the finished cells are in {' and '.join(kept)}; run "
+                       f"the same command again to continue")
+            else:
+                eprint("interrupted before any cell finished: nothing was written")
             raise
         stale = (f" ({summary.stale} of them again: recorded when their learner resolved "
                  f"to other parameters)") if summary.stale else ""
@@ -682,13 +691,27 @@ def warmup(
                        ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON array of the "
                                           "pieces and their times.")] = False,
+    clear: Annotated[bool, typer.Option("--clear", help="Delete every compiled kernel "
+                                        "kept in the cache (MLW_CACHE_DIR moves it) "
+                                        "instead of compiling.")] = False,
 ) -> None:
     """Compile the numba kernels of the loaders, metrics, thresholds and learners now
     (once after installing), so the first real run does not spend its first minute
     compiling."""
     with handle_errors(as_json):
+        from mlw.jit import clear_cache
         from mlw.warmup import WarmupResult, warmup_steps
         from mlw.warmup import warmup as run_warmup
+
+        if clear:
+            if learner:
+                raise ValueError("--clear empties the whole kernel cache; it takes no "
+                                 "--learner")
+            folder, removed = clear_cache()
+            if as_json:
+                print_json({"cleared": str(folder), "files": removed})
+            eprint(f"removed {removed} cached kernel files from {folder}")
+            return
 
         total = len(warmup_steps(learner))  # unknown learner names fail here
 
@@ -706,13 +729,16 @@ def warmup(
                 eprint(f" {result.cpu_seconds:.1f} s CPU, compiling "
                        f"{result.compile_seconds:.1f} s")
 
+        from mlw.jit import kernels_dir
+
+        eprint(f"compiling kernels into {kernels_dir()}")
         results = run_warmup(learner, progress=progress)
         failed = [r for r in results if r.error]
         if as_json:
             print_json([r.as_dict() for r in results])
         cpu = sum(r.cpu_seconds for r in results)
         eprint(f"warmed up {len(results) - len(failed)} of {len(results)} pieces in "
-               f"{cpu:.1f} s CPU; later runs load the compiled kernels from numba's cache")
+               f"{cpu:.1f} s CPU; later runs load the compiled kernels from that folder")
 
 
 # --- report --------------------------------------------------------------------------------------
@@ -751,7 +777,7 @@ def run() -> None:  # pragma: no cover - the console entry point; tests call ``a
     and the ``atexit`` handlers run, the process ends at once (``os._exit``) instead of
     going through Python's finalization, which tears numba, scikit-learn and scipy down
     module by module: ~0.3 s CPU of every command that imported them, a tenth of a warm
-    ``mlw fit --learner xdcc`` (issue 16; mypy ends its command the same way). An
+    ``mlw fit --learner xdcc`` (mypy ends its command the same way). An
     internal error's traceback, or another Python thread still running, ends the
     process as usual.
     """

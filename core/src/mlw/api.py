@@ -44,4 +44,4 @@ def list_plugins() -> list[PluginInfo]:
 def generate_dataset(name: str, *, seed: int = 0, **params: Any) -> Dataset:
     """A synthetic dataset from the generator registered under ``name``."""
     with plugin_call("generator", name, "generate"):
-        return get_plugin_manager().generator(name).generate(seed=seed, **params)
+        return get_plugin_manager().generator(name).load()(seed=seed, **params)

@@ -35,18 +35,21 @@ __all__ = ["cross_validate", "evaluate", "evaluate_fitted", "fit_and_evaluate", 
 def evaluate(Y_true: Any, Y_pred: Any = ..., scores: Any = ...,
              metrics: Iterable[str] | None = ..., *, log_proba: Any = ...,
              per_label: Literal[False] = ...,
-             label_names: Sequence[str] | None = ...) -> dict[str, float]: ...
+             label_names: Sequence[str] | None = ..., topk: Any = ...,
+             inv_propensity: Any = ...) -> dict[str, float]: ...
 
 
 @overload
 def evaluate(Y_true: Any, Y_pred: Any = ..., scores: Any = ...,
              metrics: Iterable[str] | None = ..., *, log_proba: Any = ...,
-             per_label: Literal[True], label_names: Sequence[str] | None = ...) -> Any: ...
+             per_label: Literal[True], label_names: Sequence[str] | None = ...,
+             topk: Any = ..., inv_propensity: Any = ...) -> Any: ...
 
 
 def evaluate(Y_true: Any, Y_pred: Any = None, scores: Any = None,
              metrics: Iterable[str] | None = None, *, log_proba: Any = None,
-             per_label: bool = False, label_names: Sequence[str] | None = None) -> Any:
+             per_label: bool = False, label_names: Sequence[str] | None = None,
+             topk: Any = None, inv_propensity: Any = None) -> Any:
     """Compute metrics of predictions against the true label sets.
 
     Parameters
@@ -55,15 +58,22 @@ def evaluate(Y_true: Any, Y_pred: Any = None, scores: Any = None,
     Y_pred : (n, L) 0/1 matrix, dense or CSR, optional
     scores : (n, L) per-label scores in [0, 1], optional (ranking and score metrics)
     metrics : names of registered metrics; ``None`` means every metric whose needs
-        (labels, scores, joint log-probabilities) are met by the arguments given
+        (labels, scores, joint log-probabilities) are met by the arguments given, the
+        metrics at k only when a ``topk`` ranking is given
     log_proba : (n,) log P(y_true | x) from a joint model, optional (cll_loss)
     per_label : bool, default False
         Instead of the averaged metrics, a polars DataFrame with one row per label:
         ``label``, ``support`` (true count), and from ``Y_pred`` ``predicted``,
         ``precision``, ``recall``, ``f1``, ``specificity``, from ``scores`` ``auc`` and
-        ``average_precision`` (NaN where undefined; see ``docs/metrics.md``).
+        ``average_precision`` (NaN where undefined; see ``docs/guide/metrics.md``).
     label_names : names of the label columns for the per-label table (default
         ``label_0``, ...)
+    topk : a top-k ranking (``learner.predict_topk(X, k)``), optional: the metrics at k
+        (``precision_at_1`` ...) read it instead of ranking ``scores``, so they need
+        no (n, L) score matrix
+    inv_propensity : (L,) inverse label propensities for ``psprecision_at_k`` and
+        ``psndcg_at_k``, optional (default: from ``Y_true``; see
+        :func:`mlw.metrics.inverse_propensity`)
 
     Returns
     -------
@@ -78,8 +88,11 @@ def evaluate(Y_true: Any, Y_pred: Any = None, scores: Any = None,
     {'hamming_loss': 0.25}
     >>> mlw.evaluate(Y, np.array([[1, 0], [1, 1]]), per_label=True)["precision"].to_list()
     [0.5, 1.0]
+    >>> mlw.evaluate(Y, topk=np.array([[1], [1]]), metrics=["precision_at_1"])
+    {'precision_at_1': 0.5}
     """
-    ctx = EvalContext(Y_true, Y_pred, scores=scores, log_proba=log_proba)
+    ctx = EvalContext(Y_true, Y_pred, scores=scores, log_proba=log_proba, topk=topk,
+                      inv_propensity=inv_propensity)
     if per_label:
         return per_label_frame(ctx, label_names)
     return metric_values(ctx, metrics)
@@ -104,12 +117,15 @@ def metric_values(ctx: EvalContext, metrics: Iterable[str] | None = None) -> dic
     """The metrics of :func:`evaluate` from a context already built."""
     pm = get_plugin_manager()
     if metrics is None:
-        specs = [s for s in pm.metrics().values() if ctx.has(s.needs)]
+        specs = [s for s in pm.metrics().values() if ctx.has(s.needs, s.at_k)
+                 and (s.at_k is None or ctx.topk is not None)]
     else:
         specs = [pm.metric(name) for name in metrics]
         for s in specs:
-            if not ctx.has(s.needs):
+            if not ctx.has(s.needs, s.at_k):
                 what = {"labels": "Y_pred", "scores": "scores", "joint": "log_proba"}[s.needs]
+                if s.at_k is not None:
+                    what = f"scores or a top-k ranking of at least {s.at_k} labels"
                 raise ValueError(f"metric {s.name!r} needs {what}, which was not given")
     values = {}
     for s in specs:  # a plugin's metric failing (not with a ValueError) is its own bug

@@ -36,12 +36,55 @@ __all__ = [
     "Terminated",
     "atomic_write",
     "check_output_path",
+    "not_a_file",
     "sigterm_as_interrupt",
     "sweep_stale_temporaries",
 ]
 
 #: Temporary files older than this are removed whatever their process (PID reuse).
 STALE_SECONDS = 24 * 3600
+
+
+def not_a_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it exists but is no regular file, said for a user
+    (``"is a character device"``, ``"is a named pipe (FIFO)"``, ``"is a folder"``,
+    ``"is a symbolic link loop"``, ``"is a symbolic link to /x, which does not exist"``,
+    with ``" (a symbolic link to /dev/zero)"`` when a link leads there); ``None`` for a
+    regular file or nothing at all. Reading a device or a FIFO would never end (or
+    read nothing), so readers refuse them by what they are, before opening them.
+
+    Examples
+    --------
+    >>> not_a_file("/dev/null")
+    'is a character device'
+    >>> not_a_file(".")
+    'is a folder'
+    >>> not_a_file("/no/such/file") is None
+    True
+    """
+    import errno
+    import stat
+
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+        if os.path.islink(p):
+            return f"is a symbolic link to {os.readlink(p)}, which does not exist"
+        return None
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return None
+    what = ("is a folder" if stat.S_ISDIR(mode) else
+            "is a character device" if stat.S_ISCHR(mode) else
+            "is a block device" if stat.S_ISBLK(mode) else
+            "is a named pipe (FIFO)" if stat.S_ISFIFO(mode) else
+            "is a socket" if stat.S_ISSOCK(mode) else "is not a regular file")
+    if os.path.islink(p):
+        what += f" (a symbolic link to {os.path.realpath(p)})"
+    return what
 
 
 class Terminated(KeyboardInterrupt):

@@ -38,9 +38,11 @@ def mlw_register_learners(register: Callable[[LearnerSpec], None]) -> None:
     ``factory`` (the import path ``"package.module:Class"`` of a class following
     scikit-learn's estimator conventions, usually a subclass of
     :class:`mlw.MultiLabelLearner`, imported on first use so that registering stays
-    cheap; or the class itself), a one-line ``description`` and the documentation of
-    each constructor parameter in ``param_docs`` (defaults are read from the factory's
-    signature). What the learner can do (:class:`mlw.LearnerTags`: scores, joint
+    cheap; or the class itself) and a one-line ``description``. Each constructor
+    parameter is documented once, in the numpydoc ``Parameters`` section of the class
+    docstring (inherited along the class hierarchy), where ``mlw learners NAME`` and the
+    documentation read it; defaults are read from the factory's signature. What the
+    learner can do (:class:`mlw.LearnerTags`: scores, joint
     decision, ``log_proba_of``, sparse input and output, NaN) is read from its class.
 
     ``model_types`` declares the learner's *model state*: the import paths of every
@@ -98,8 +100,10 @@ def mlw_register_loaders(register: Callable[[LoaderSpec], None]) -> None:
 def mlw_register_generators(register: Callable[[GeneratorSpec], None]) -> None:
     """Register synthetic dataset generators.
 
-    Call ``register(GeneratorSpec(name, generate, description, param_docs))``.
-    ``generate(*, seed, **params) -> Dataset`` returns a new dataset (for example the
-    synthetic generator of the structured-SVM paper). :func:`mlw.generate_dataset`
+    Call ``register(GeneratorSpec(name, generate, description))``. ``generate`` (the
+    function or its import path ``"package.module:function"``, imported on first use)
+    is called as ``generate(*, seed, **params)`` and returns a new dataset, or a dict of
+    named splits (for example the synthetic generator of the structured-SVM paper);
+    its parameters are documented in its numpydoc docstring. :func:`mlw.generate_dataset`
     calls it by name.
     """

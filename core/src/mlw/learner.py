@@ -37,6 +37,9 @@ from mlw.registry import LearnerTags, ThresholdSpec
 from mlw.thresholds import apply_threshold, parse_threshold, resolve_top_label
 from mlw.validation import check_X, check_Y
 
+#: Scores one block of :meth:`MultiLabelLearner.predict_topk` holds (rows x labels).
+TOPK_BLOCK_ENTRIES = 1 << 22
+
 
 class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     """Base class for multi-label learners.
@@ -67,11 +70,11 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
     and ``predict`` applies it to ``predict_proba``. A joint learner with scores may
     have one too (default ``None``: its own decision): set, it decides the label sets
     the same way, on the learner's marginals (how CC and PCC take the core's
-    :data:`mlw.thresholds.DEFAULT_THRESHOLD`, issue 19). A joint learner with scores
+    :data:`mlw.thresholds.DEFAULT_THRESHOLD`). A joint learner with scores
     may also declare a ``top_label`` parameter (``True``, ``False`` or ``"auto"``): at
     its own decision, a row the decision leaves empty then gets its top-scoring label,
     applied here once for every such learner (``top_label_``; see
-    ``docs/thresholds.md``, "The top-label rule on a joint decision").
+    ``docs/guide/thresholds.md``, "The top-label rule on a joint decision").
 
     What a learner can do is stated once, here on the class, and read by
     :class:`mlw.LearnerTags` (``mlw learners``, the evaluation's checks) and by
@@ -174,6 +177,38 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         """Marginal probability (or score in [0, 1]) of each label, shape (n, L)."""
         check_is_fitted(self, "n_labels_")
         return self._checked_scores(self._validate_X(X, reset=False), "predict_proba")
+
+    def predict_topk(self, X: Any, k: int = 5) -> Any:
+        """The ``k`` best-scored labels of each row, best first.
+
+        Returns a :class:`mlw.metrics.TopK` ``(indices, scores)``, two (n, k) arrays:
+        label indices (int64; -1 where fewer than k labels have a positive score) and
+        their scores, ranked by decreasing score, equal scores by increasing label
+        index (:func:`mlw.metrics.top_k`). Computed a block of rows at a time, so the
+        (n, L) score matrix is never held whole; learners with sparse scores (LCIF)
+        rank each block's CSR scores without densifying them. Feed it to
+        ``mlw.evaluate(Y, topk=...)`` for the metrics at k.
+        """
+        from mlw.metrics.at_k import check_k
+
+        check_is_fitted(self, "n_labels_")
+        k = check_k(k)
+        if not self._mlw_tags().predicts_scores:
+            raise ValueError(f"{type(self).__name__} predicts no label scores, so it "
+                             f"cannot rank labels (predict_topk)")
+        return self._predict_topk(self._validate_X(X, reset=False), k)
+
+    def _predict_topk(self, X: Any, k: int) -> Any:
+        """Validated ``X``: the top-k of ``_predict_proba`` over blocks of rows holding
+        about :data:`TOPK_BLOCK_ENTRIES` scores each. Override it where the method can
+        rank without the block's scores."""
+        from mlw.metrics.at_k import stack_topk, top_k
+
+        n = X.shape[0]
+        step = max(1, TOPK_BLOCK_ENTRIES // max(self.n_labels_, 1))
+        parts = [top_k(self._checked_scores(X[a:a + step], "predict_topk"), k)
+                 for a in range(0, n, step)]
+        return stack_topk(parts, k)
 
     def predict(self, X: Any) -> Any:
         """0/1 label sets, shape (n, L): the joint decision of the method where it has

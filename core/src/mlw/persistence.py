@@ -445,9 +445,17 @@ def save_model(model: Any, path: str | os.PathLike[str], *,
 
     Examples
     --------
-    >>> import mlw, tempfile, pathlib                            # doctest: +SKIP
-    >>> model = mlw.get_learner("br").fit(X, Y)                  # doctest: +SKIP
-    >>> save_model(model, "br.mlw", metadata={"dataset": "yeast"})  # doctest: +SKIP
+    >>> import tempfile, pathlib, mlw
+    >>> train = mlw.load_dataset("emotions")
+    >>> model = mlw.get_learner("br").fit(train.X, train.Y)
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> save_model(model, folder / "br.mlw", metadata={"dataset": "emotions"}).name
+    'br.mlw'
+    >>> read_header(folder / "br.mlw")["learner"], read_header(folder / "br.mlw")["metadata"]
+    ('br', {'dataset': 'emotions'})
+    >>> bool((load_model(folder / "br.mlw").predict(train.X) == model.predict(train.X)).all())
+    True
+    >>> import shutil; shutil.rmtree(folder)
     """
     if str(path) == "":
         raise ValueError("cannot save a model to an empty path")
@@ -653,6 +661,11 @@ def load_model(path: str | os.PathLike[str], *, check: bool = True,
     if str(path) == "":
         raise ValueError("the model path is empty")
     if not p.is_file():
+        from mlw.files import not_a_file
+
+        what = not_a_file(p)
+        if what is not None:
+            raise ValueError(f"model file {p} {what}, not a model file")
         raise FileNotFoundError(f"model file not found: {p}")
     with open(p, "rb") as fh:
         header = _read_header(fh, p)

@@ -8,7 +8,7 @@ import importlib
 import inspect
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,14 +22,6 @@ else:  # registering imports no numpy; the annotations still resolve at run time
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 KINDS = ("learner", "threshold", "metric", "loader", "generator")
-
-#: ``param_docs`` text of a joint learner's ``top_label`` parameter, the rule the core
-#: applies to its own decision (:meth:`mlw.MultiLabelLearner.predict`): one text for
-#: every learner that takes it.
-TOP_LABEL_DOC = ("a row the joint decision leaves empty gets its top-scoring label by the "
-                 "marginals: auto (only when at most 1% of the training label sets are "
-                 "empty), true, or false (the method's own decision alone)")
-
 
 class RegistrationError(ValueError):
     """A plugin registered something malformed (bad name, missing field, duplicate)."""
@@ -169,9 +161,11 @@ class LearnerSpec:
     ``factory`` is the estimator class (or a callable building one) or, so that
     registering imports nothing heavy, its import path ``"package.module:Class"``,
     imported on first use (:meth:`load`). ``factory(**params)`` builds an unfitted
-    estimator. ``param_docs`` documents every parameter the factory takes; the
-    defaults are read from the factory's signature and the :class:`LearnerTags` from
-    its class, so documentation, capabilities and code cannot drift apart.
+    estimator. Its parameters are documented once, in the numpydoc ``Parameters``
+    section of the class docstring (inherited along the class hierarchy, see
+    :func:`mlw.docstrings.parameter_docs`); the defaults are read from the factory's
+    signature and the :class:`LearnerTags` from its class, so documentation,
+    capabilities and code cannot drift apart.
 
     ``model_types`` declares the *model state* of the fitted learner: every class (or
     function) other than the learner's own class that its fitted state holds, as import
@@ -189,7 +183,6 @@ class LearnerSpec:
     name: str
     factory: Callable[..., Any] | str
     description: str
-    param_docs: Mapping[str, str] = field(default_factory=dict)
     model_types: tuple[Any, ...] = ()
     plugin: str | None = field(default=None, compare=False)
     _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
@@ -200,28 +193,14 @@ class LearnerSpec:
         _check_factory("learner", self.name, self.factory)
         if not isinstance(self.description, str) or not self.description.strip():
             raise RegistrationError(f"learner {self.name!r}: description is missing")
-        if not isinstance(self.param_docs, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in self.param_docs.items()):
-            raise RegistrationError(f"learner {self.name!r}: param_docs must map parameter "
-                                    f"names to strings")
         _check_model_types(self.name, self.model_types)
-        if not isinstance(self.factory, str):  # already imported: check it now
-            unknown = sorted(set(self.param_docs) - set(_signature_params(self.factory)))
-            if unknown:
-                raise RegistrationError(f"learner {self.name!r}: param_docs names {unknown} "
-                                        f"that the factory does not take")
 
     def load(self) -> Callable[..., Any]:
-        """The factory, imported on first use; checks that ``param_docs`` names only
-        parameters the factory takes. Raises :class:`PluginError` naming the plugin."""
+        """The factory, imported on first use. Raises :class:`PluginError` naming the
+        plugin."""
         if not self._loaded:
-            factory = _load_factory("learner", self.name, self.factory, self.plugin)
-            unknown = sorted(set(self.param_docs) - set(_signature_params(factory)))
-            if unknown:
-                raise PluginError(f"learner {self.name!r} of {_owner(self.plugin)}: "
-                                  f"param_docs names {unknown}, which the factory does not "
-                                  f"take")
-            self._loaded.append(factory)
+            self._loaded.append(_load_factory("learner", self.name, self.factory,
+                                              self.plugin))
         return self._loaded[0]
 
     def create(self, **params: Any) -> Any:
@@ -244,9 +223,13 @@ class LearnerSpec:
 
     @property
     def params(self) -> tuple[ParamInfo, ...]:
-        return tuple(
-            ParamInfo(n, d, self.param_docs.get(n, "")) for n, d in self.signature_params().items()
-        )
+        """Each constructor parameter with its default and its documentation, read from
+        the numpydoc docstrings of the learner's class (``""`` for an undocumented one)."""
+        from mlw.docstrings import parameter_docs
+
+        docs = parameter_docs(self.learner_class())
+        return tuple(ParamInfo(n, d, docs.get(n, ""))
+                     for n, d in self.signature_params().items())
 
 
 def _check_model_types(name: str, model_types: Any) -> None:
@@ -322,13 +305,19 @@ MetricNeeds = Literal["labels", "scores", "joint"]
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A metric registration. ``compute(ctx: EvalContext) -> float``."""
+    """A metric registration. ``compute(ctx: EvalContext) -> float``.
+
+    ``at_k`` (a positive int, optional) marks a metric of the top k ranked labels
+    (``precision_at_5``): it needs ``"scores"`` or, instead, a top-k ranking of at least
+    ``at_k`` labels (:class:`mlw.metrics.at_k.TopK`, ``EvalContext.topk``).
+    """
 
     name: str
     compute: Callable[[Any], float]
     greater_is_better: bool
     needs: MetricNeeds
     description: str
+    at_k: int | None = None
 
     def validate(self) -> None:
         _check_name("metric", self.name)
@@ -342,6 +331,11 @@ class MetricSpec:
             )
         if not isinstance(self.description, str) or not self.description.strip():
             raise RegistrationError(f"metric {self.name!r}: description is missing")
+        if self.at_k is not None and (
+                isinstance(self.at_k, bool) or not isinstance(self.at_k, int)
+                or self.at_k < 1 or self.needs != "scores"):
+            raise RegistrationError(f"metric {self.name!r}: at_k must be a positive int "
+                                    f"on a metric that needs 'scores'")
 
 
 @dataclass(frozen=True)
@@ -371,22 +365,47 @@ class LoaderSpec:
 
 @dataclass(frozen=True)
 class GeneratorSpec:
-    """A synthetic-dataset generator registration."""
+    """A synthetic-dataset generator registration.
+
+    ``generate`` is the generating function or, so that registering imports nothing
+    heavy, its import path ``"package.module:function"``, imported on first use
+    (:meth:`load`). Its parameters are documented in the numpydoc ``Parameters``
+    section of its docstring (:attr:`params`).
+    """
 
     name: str
-    generate: Callable[..., _dataset.Dataset]
+    generate: Callable[..., _dataset.Dataset] | str
     description: str
-    param_docs: Mapping[str, str] = field(default_factory=dict)
+    plugin: str | None = field(default=None, compare=False)
+    _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def load(self) -> Callable[..., Any]:
+        """The generating function, imported on first use (:class:`PluginError` naming
+        the plugin if it cannot be)."""
+        if not self._loaded:
+            self._loaded.append(_load_factory("generator", self.name, self.generate,
+                                              self.plugin))
+        return self._loaded[0]
 
     def signature_params(self) -> dict[str, Any]:
         """The generator's parameters (besides ``seed``) and their defaults."""
-        params = _signature_params(self.generate)
+        params = _signature_params(self.load())
         params.pop("seed", None)
         return params
 
+    @property
+    def params(self) -> tuple[ParamInfo, ...]:
+        """Each parameter (besides ``seed``) with its default and its documentation,
+        read from the generating function's numpydoc docstring."""
+        from mlw.docstrings import parameter_docs
+
+        docs = parameter_docs(self.load())
+        return tuple(ParamInfo(n, d, docs.get(n, ""))
+                     for n, d in self.signature_params().items())
+
     def validate(self) -> None:
         _check_name("generator", self.name)
-        _check_callable("generator", self.name, "generate", self.generate)
+        _check_factory("generator", self.name, self.generate)
         if not isinstance(self.description, str) or not self.description.strip():
             raise RegistrationError(f"generator {self.name!r}: description is missing")
 

@@ -15,7 +15,7 @@ desired proportion 1/k:
 3. examples with no label at all go, one at a time, to the subset with the largest
    overall desire ``c_j`` (ties at random).
 
-Choices where the paper leaves room (documented in ``docs/api.md``): the examples of
+Choices where the paper leaves room (documented in ``docs/reference/index.md``): the examples of
 label l are visited in a seeded random order (the paper iterates "each example" without
 an order); all random choices come from one ``numpy.random.default_rng(seed)``, so a
 split is a pure function of ``(Y, k, seed)``; desires may become negative, as in the

@@ -159,8 +159,7 @@ def qp_brute_force(H, delta, C) -> float:
 
 
 def random_working_sets(n: int, seed: int = 0):
-    """n random working sets (H, delta, C, start) as the SMO self-check of
-    benchmarks/ssvm_svmstruct_check.py draws them: K in 2..79 constraints of dimension
+    """n random working sets (H, delta, C, start): K in 2..79 constraints of dimension
     K..K+39 with row scales 0.01-3, every second set with near-duplicate constraints
     (half the rows copies of the other half plus 1e-3 noise), delta uniform in [0, 1],
     C log-uniform in [1e-2, 1e5], and every other pair with a feasible start on the

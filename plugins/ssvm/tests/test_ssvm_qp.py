@@ -135,7 +135,7 @@ def _check_against_references(H, delta, C, alpha):
 
 
 def test_near_duplicate_constraints_with_the_sum_below_C():
-    # working set 28 of benchmarks/ssvm_svmstruct_check.py's selfcheck: K = 76, half
+    # a working set met while checking the SMO solver on real fits: K = 76, half
     # the constraints near-duplicates of the other half, C = 4395, sum(alpha) = 45 < C.
     # solve_dual returned a positive alpha with d_k = 4.9e-4 where the optimum needs
     # d_k = 0 (quadprog's slack ended at 2^-11 instead of 0: round-off of C / RHO) and a
@@ -166,7 +166,7 @@ def _real_sets():
 
 
 def test_real_working_sets_meet_the_independent_solvers():
-    # benchmarks/ssvm_qp_check.py record: from each of six fits (Struct(F1), Struct(Hl),
+    # benchmarks/bench_ssvm_qp.py record: from each of six fits (Struct(F1), Struct(Hl),
     # Struct(01); L = 10 noise free and Swap 0.4, and the speed benchmark's L = 50), the
     # warm-started working set of 12-48 constraints with the worst-conditioned H
     # (cond 1.9e5 to 7.9e6), the sum at C and below it; solved from the previous solve's

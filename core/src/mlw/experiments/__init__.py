@@ -8,7 +8,7 @@ cells finish and skipped when a run is repeated. Statistics (Friedman, Nemenyi,
 paired t-tests) and reports (Markdown, HTML, PNG figures) are computed from them.
 
 Nothing here is imported by ``import mlw``; polars, dask and matplotlib are imported
-only by the functions that use them. See ``docs/experiments.md``.
+only by the functions that use them. See ``docs/guide/bench-and-report.md``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Everything that can be checked before a fit is checked here (``load_config`` and
 needs, threshold names, grid values, and that every dataset can be found. A mistake
 costs nothing and is reported in one line naming the config file and the key.
 
-The file format is documented in ``docs/experiments.md``.
+The file format is documented in ``docs/guide/bench-and-report.md``.
 """
 
 from __future__ import annotations
@@ -464,7 +464,7 @@ def parse_config(data: Mapping[str, Any], *, path: str | None = None,
 
 
 def load_config(path: str | os.PathLike[str]) -> Experiment:
-    """Read and parse an experiment config (TOML); see ``docs/experiments.md``.
+    """Read and parse an experiment config (TOML); see ``docs/guide/bench-and-report.md``.
     Raises :class:`ConfigError` (a ``ValueError``) naming the file and key."""
     p = Path(require_text(str(path), "the config path"))
     if not p.is_file():

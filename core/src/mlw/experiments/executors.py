@@ -1,51 +1,45 @@
-"""Where cells run: this process (``jobs=1``), local worker processes (``jobs>1``), or a
-Dask distributed cluster. Every executor runs the same :func:`run_cell` and hands each
-record back to the caller in this process, which writes it (so results stream into one
-store whatever runs the cells).
+"""Where cells run: local worker processes, or a Dask distributed cluster. Every
+executor runs the same :func:`run_cell` and hands each record back to the caller in
+this process, which writes it (so results stream into one store whatever runs the
+cells). No cell runs in this process: a cell whose process dies (a crash in native
+code, ``os._exit``, the out-of-memory killer) is recorded as failed, naming its learner
+and the signal or exit code, and the run goes on.
 
-- ``local``: at most ``jobs`` cells in flight, each in a worker process, forked (on
-  Linux) before the harness starts any thread, so workers start with everything
-  imported. Worker processes die with the parent (Linux ``PR_SET_PDEATHSIG``), and get
-  ``cores // jobs`` threads for BLAS/OpenMP/numba unless the environment sets them. A
-  worker that dies (killed, out of memory) breaks the pool: the pool is rebuilt and
-  only the cells in flight are run again, a cell in flight during three such deaths is
-  recorded as an error.
+- ``local``: at most ``jobs`` cells in flight, each in a supervised worker process
+  (:class:`mlw.isolation.Worker`) forked (on Linux) before the harness starts any
+  thread, so workers start with everything imported. Worker processes die with the
+  parent (Linux ``PR_SET_PDEATHSIG``), and get ``cores // jobs`` threads for
+  BLAS/OpenMP/numba unless the environment sets them. After a death, the worker's next
+  cell runs in a fresh process forked from its supervisor.
 - ``dask``: cells are submitted to a ``distributed`` scheduler (``scheduler`` address,
   or a ``LocalCluster`` of ``jobs`` single-threaded worker processes when none is
-  given); Dask reschedules the cells of a worker that dies on the other workers.
+  given); each Dask worker runs its cells in a supervised process of its own
+  (:func:`run_cell_contained`), so a dying cell is recorded the same way. Dask
+  reschedules the cells of a Dask worker that dies (killed from outside) on the other
+  workers, and a cell that kills every worker it runs on is recorded as failed
+  (``KilledWorker``).
+  A watchdog bounds the wait when the scheduler has no worker left or stops answering
+  (:data:`DASK_WATCHDOG_SECONDS`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from mlw.experiments.cells import Cell, run_cell
+from mlw.isolation import ProcessDied, Worker, describe_exit
 
 Started = Callable[[Cell], None]
 Finished = Callable[[Cell, dict], None]
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-#: a cell whose worker dies this many times is recorded as an error
-MAX_WORKER_DEATHS = 3
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (no orphaned workers)."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def _worker_init(threads: int) -> None:
-    _die_with_parent()
     for var in _THREAD_VARS:
         os.environ.setdefault(var, str(threads))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -68,39 +62,49 @@ def _worker_init(threads: int) -> None:
 
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     import mlw.experiments.cells  # noqa: F401  (import once, before the first cell)
+    from mlw.jit import announce_compilation
     from mlw.plugins import get_plugin_manager
+
+    announce_compilation(f"worker {os.getpid()}: ")
 
     get_plugin_manager()
 
 
-def _ready() -> int:
-    return os.getpid()
+class LocalPool:
+    """``jobs`` supervised worker processes (:class:`mlw.isolation.Worker`), forked
+    when the pool is made."""
+
+    def __init__(self, jobs: int) -> None:
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+        self.workers: list[Worker] = []
+        try:
+            for _ in range(jobs):
+                # a new supervisor must not hold the other supervisors' sockets: each
+                # must see its caller's end close
+                theirs = [w._ctrl.fileno() for w in self.workers]
+                self.workers.append(Worker(_worker_init, (threads,), close_fds=theirs))
+        except BaseException:
+            self.shutdown(kill=True)
+            raise
+
+    def shutdown(self, *, kill: bool = False) -> None:
+        """Stop every worker (at once with ``kill``) and reap it."""
+        for worker in self.workers:
+            with contextlib.suppress(Exception):
+                worker.close(kill=kill)
+        self.workers = []
 
 
-def start_local_pool(jobs: int) -> Any:
-    """A pool of ``jobs`` worker processes, started now. On Linux they are forked from
-    this process, so they start with mlw, the plugins and the libraries already
-    imported (no per-worker import cost): call this before the process starts threads
-    of its own (progress displays, polars' thread pool). Elsewhere they are spawned."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    threads = max(1, (os.cpu_count() or 1) // jobs)
-    pool = ProcessPoolExecutor(max_workers=jobs,
-                               mp_context=multiprocessing.get_context(method),
-                               initializer=_worker_init, initargs=(threads,))
-    pool.submit(_ready).result()  # launches every worker (fork launches them all at once)
-    return pool
+def start_local_pool(jobs: int) -> LocalPool:
+    """A pool of ``jobs`` worker processes, forked now from this process, so they start
+    with mlw, the plugins and the libraries already imported (no per-worker import
+    cost): call this before the process starts threads of its own (progress displays,
+    polars' thread pool)."""
+    return LocalPool(jobs)
 
 
-def run_in_process(cells: Sequence[Cell], started: Started, finished: Finished) -> None:
-    for cell in cells:
-        started(cell)
-        finished(cell, run_cell(cell))
-
-
-def _died_record(cell: Cell, deaths: int) -> dict[str, Any]:
+def _died_record(cell: Cell, error: str) -> dict[str, Any]:
+    """The record of a cell that returned no record of its own."""
     from datetime import datetime, timezone
 
     now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -110,63 +114,53 @@ def _died_record(cell: Cell, deaths: int) -> dict[str, Any]:
             "source": cell.source, "evaluation": cell.evaluation, "n_folds": cell.n_folds,
             "fold": cell.fold, "seed": cell.seed, "threshold": cell.learner.threshold,
             "control": cell.control, "status": "error", "started": now, "finished": now,
-            "error": f"WorkerDied: the worker process running this cell died {deaths} "
-                     f"times (killed, or out of memory?)"}
+            "error": error}
+
+
+def died_message(cell: Cell, how: str) -> str:
+    """One line: which learner's process died, and how."""
+    return f"ProcessDied: the process running learner {cell.learner.display!r} {how}"
 
 
 def run_local_pool(cells: Sequence[Cell], jobs: int, started: Started,
-                   finished: Finished, pool: Any = None) -> None:
-    """At most ``jobs`` cells in flight in worker processes (``pool``, from
-    :func:`start_local_pool`, or a new one); a pool broken by a dying worker is
-    replaced by one of ``spawn``-ed workers (this process has threads by then)."""
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
+                   finished: Finished, pool: LocalPool | None = None) -> None:
+    """At most ``jobs`` cells in flight, each in a worker process of ``pool`` (from
+    :func:`start_local_pool`, or a new one). A cell whose process dies is recorded as
+    failed with the signal or exit code; its worker starts afresh for the next cell."""
+    from collections import deque
+    from multiprocessing.connection import wait
 
-    threads = max(1, (os.cpu_count() or 1) // jobs)
-    queue = list(cells)
-    queue.reverse()  # pop() from the end takes them in order
-    deaths: dict[str, int] = {}
-    context = multiprocessing.get_context("spawn")
-    while queue:
-        if pool is None:
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
-                                       initializer=_worker_init, initargs=(threads,))
-        in_flight: dict[Any, Cell] = {}
-        broken = False
-        try:
-            while queue or in_flight:
-                while queue and len(in_flight) < jobs and not broken:
-                    cell = queue.pop()
-                    try:
-                        future = pool.submit(run_cell, cell)
-                    except BrokenProcessPool:
-                        queue.append(cell)
-                        broken = True
-                        break
-                    in_flight[future] = cell
-                    started(cell)
-                if not in_flight:
-                    break
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                for future in done:
-                    cell = in_flight.pop(future)
-                    try:
-                        record = future.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        deaths[cell.cell_id] = deaths.get(cell.cell_id, 0) + 1
-                        if deaths[cell.cell_id] >= MAX_WORKER_DEATHS:
-                            finished(cell, _died_record(cell, deaths[cell.cell_id]))
-                        else:
-                            queue.append(cell)
-                        continue
-                    finished(cell, record)
-                if broken and not in_flight:
-                    break
-        finally:
-            pool.shutdown(wait=not broken, cancel_futures=True)
-            pool = None
+    own = pool is None
+    local = pool if pool is not None else LocalPool(jobs)
+    workers = local.workers
+    queue = deque(cells)
+    idle = list(reversed(workers[:jobs]))
+    busy: dict[Any, tuple[Worker, Cell]] = {}
+    try:
+        while queue or busy:
+            while queue and idle:
+                worker, cell = idle.pop(), queue.popleft()
+                worker.submit(run_cell, cell)
+                busy[worker.connection] = (worker, cell)
+                started(cell)
+            for conn in wait(list(busy)):
+                worker, cell = busy.pop(conn)
+                try:
+                    record = worker.collect()
+                except ProcessDied as died:
+                    record = _died_record(cell, died_message(cell, describe_exit(
+                        died.exitcode)))
+                except Exception as exc:  # noqa: BLE001 - e.g. a record that would not pickle
+                    first = (str(exc).splitlines() or [""])[0]
+                    record = _died_record(cell, f"{type(exc).__name__}: {first}")
+                idle.append(worker)
+                finished(cell, record)
+    except BaseException:
+        if own:
+            local.shutdown(kill=True)
+        raise
+    if own:
+        local.shutdown()
 
 
 @contextlib.contextmanager
@@ -187,39 +181,118 @@ def dask_client(scheduler: str | None, jobs: int) -> Iterator[Any]:
         yield client
 
 
+_dask_workers: list[Worker] = []
+_dask_lock = threading.Lock()
+
+
+def run_cell_contained(cell: Cell) -> dict[str, Any]:
+    """:func:`run_cell` in a supervised process of this one (what a Dask worker runs):
+    a cell whose process dies gets a failed record naming the signal or exit code, and
+    the Dask worker lives on. Each thread of the worker takes an idle supervised
+    process, or starts one (a new Python process: a Dask worker has threads and
+    connections a forked copy must not share)."""
+    with _dask_lock:
+        worker = _dask_workers.pop() if _dask_workers else None
+    if worker is None:
+        threads = int(os.environ.get("OMP_NUM_THREADS") or 1)
+        worker = Worker(_worker_init, (threads,), start="exec")
+    try:
+        return worker.call(run_cell, cell)
+    except ProcessDied as died:
+        return _died_record(cell, died_message(cell, describe_exit(died.exitcode)))
+    finally:
+        with _dask_lock:
+            _dask_workers.append(worker)
+
+
+#: how long the Dask client waits while the scheduler has no worker or does not answer,
+#: before it records the cells not done as failed and returns
+DASK_WATCHDOG_SECONDS = 120.0
+_DASK_POLL_SECONDS = 0.2
+_DASK_CHECK_SECONDS = 5.0
+
+
+def _dask_silence(client: Any) -> str | None:
+    """Why the cluster cannot run a cell now (no worker, no answer), or ``None``."""
+    try:
+        identity = client.sync(client.scheduler.identity, n_workers=-1,
+                               callback_timeout=_DASK_CHECK_SECONDS)
+    except Exception as exc:  # noqa: BLE001 - any failure to answer is silence
+        return f"the scheduler did not answer ({type(exc).__name__})"
+    if not identity.get("workers"):
+        return "the scheduler has no worker"
+    return None
+
+
 def run_dask(cells: Sequence[Cell], started: Started, finished: Finished, *,
-             client: Any) -> None:
+             client: Any, watchdog: float = DASK_WATCHDOG_SECONDS) -> None:
     """Submit every cell to the cluster and hand records back as they complete. A
     worker that dies takes its running cells with it; the scheduler runs them again
-    elsewhere (up to ``distributed.scheduler.allowed-failures`` times, after which the
-    cell is recorded as an error)."""
-    from distributed import as_completed
+    elsewhere, up to ``distributed.scheduler.allowed-failures`` times, after which the
+    cell is recorded as failed (``KilledWorker``). When the scheduler has had no worker,
+    or has not answered, for ``watchdog`` seconds, the cells not done are recorded as
+    failed, saying so, and the run ends."""
+    import time
 
     futures = {}
     for cell in cells:
-        future = client.submit(run_cell, cell, key=f"mlw-cell-{cell.cell_id}", pure=False)
+        future = client.submit(run_cell_contained, cell, key=f"mlw-cell-{cell.cell_id}",
+                               pure=False)
         futures[future] = cell
+    pending = dict(futures)
+    silent_since: float | None = None
+    checked = time.monotonic()
     try:
-        for future in as_completed(list(futures)):
-            cell = futures[future]
-            started(cell)
-            if future.status == "error":
-                exc = future.exception()
-                record = _died_record(cell, 0)
-                first = str(exc).splitlines()[0] if str(exc) else ""
-                record["error"] = f"{type(exc).__name__}: {first}"
-                finished(cell, record)
+        while pending:
+            done = [f for f in pending if f.done()]
+            for future in done:
+                cell = pending.pop(future)
+                started(cell)
+                finished(cell, _dask_record(cell, future))
+            if done:
+                silent_since = None
                 continue
-            finished(cell, future.result())
+            time.sleep(_DASK_POLL_SECONDS)
+            now = time.monotonic()
+            if now - checked < _DASK_CHECK_SECONDS:
+                continue
+            checked = now
+            why = _dask_silence(client)
+            if why is None:
+                silent_since = None
+                continue
+            silent_since = silent_since or now
+            if now - silent_since >= watchdog:
+                for future, cell in list(pending.items()):
+                    del pending[future]
+                    started(cell)
+                    finished(cell, _died_record(cell, (
+                        f"DaskWatchdog: {why} for {watchdog:g} s; gave up waiting for "
+                        f"this cell")))
     finally:
         for future in futures:
             if not future.done():
                 future.cancel()
 
 
+def _dask_record(cell: Cell, future: Any) -> dict[str, Any]:
+    if future.status != "error":
+        try:
+            return future.result()
+        except Exception as exc:  # noqa: BLE001 - a cancelled or lost future
+            return _died_record(cell, f"{type(exc).__name__}: {exc}".splitlines()[0])
+    exc = future.exception()
+    first = (str(exc).splitlines() or [""])[0]
+    if type(exc).__name__ == "KilledWorker":
+        return _died_record(cell, died_message(
+            cell, f"died on every Dask worker that ran it (KilledWorker: {first})"))
+    return _died_record(cell, f"{type(exc).__name__}: {first}")
+
+
 def execute(cells: Sequence[Cell], *, executor: str = "local", jobs: int = 1,
             scheduler: str | None = None, started: Started | None = None,
-            finished: Finished, pool: Any = None) -> None:
+            finished: Finished, pool: LocalPool | None = None,
+            watchdog: float = DASK_WATCHDOG_SECONDS) -> None:
     """Run ``cells`` with the chosen executor; ``started(cell)`` when a cell is handed
     to a worker (Dask: when its result arrives), ``finished(cell, record)`` in this
     process when it is done."""
@@ -236,13 +309,10 @@ def execute(cells: Sequence[Cell], *, executor: str = "local", jobs: int = 1,
     if not cells:
         return
     if executor == "local":
-        if jobs == 1:
-            run_in_process(cells, on_start, finished)
-        else:
-            run_local_pool(cells, jobs, on_start, finished, pool)
+        run_local_pool(cells, jobs, on_start, finished, pool)
         return
     if executor == "dask":
         with dask_client(scheduler, jobs) as client:
-            run_dask(cells, on_start, finished, client=client)
+            run_dask(cells, on_start, finished, client=client, watchdog=watchdog)
         return
     raise ValueError(f"unknown executor {executor!r} (local or dask)")

@@ -48,16 +48,19 @@ class RunSummary:
 @contextlib.contextmanager
 def _local_pool(executor: str, jobs: int, scheduler: str | None) -> Iterator[Any]:
     """The local worker pool, started before anything else (see
-    :func:`mlw.experiments.executors.start_local_pool`), or ``None``."""
+    :func:`mlw.experiments.executors.start_local_pool`), or ``None``; its workers are
+    stopped and reaped on the way out (killed when the run is interrupted)."""
     if executor != "local" or scheduler or isinstance(jobs, bool) or \
-            not isinstance(jobs, int) or jobs < 2:
+            not isinstance(jobs, int) or jobs < 1:
         yield None
         return
     pool = start_local_pool(jobs)
+    ok = False
     try:
         yield pool
+        ok = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(kill=not ok)
 
 
 def _children_cpu() -> float:
@@ -115,7 +118,13 @@ def run_experiment(experiment: Experiment, out: str | os.PathLike[str], *,
         try:
             execute(todo, executor=executor, jobs=jobs, scheduler=scheduler,
                     started=started, finished=finished, pool=pool)
+        except BaseException:
+            if pool is not None:
+                pool.shutdown(kill=True)  # Ctrl-C: the cells in flight stop now
+            raise
         finally:
+            if pool is not None:
+                pool.shutdown()  # reaped: their CPU time is counted below
             store.compact()
             summary.wall_seconds = time.perf_counter() - wall0
             summary.cpu_seconds = (time.process_time() - cpu0) + (_children_cpu() - child0)

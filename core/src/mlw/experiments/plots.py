@@ -11,11 +11,18 @@ from typing import Any, BinaryIO
 import numpy as np
 
 
-def _pyplot() -> Any:
+def require_matplotlib() -> Any:
+    """matplotlib, or a ``ValueError`` saying which extra installs it: a report checks
+    this before it writes anything."""
     try:
         import matplotlib
     except ImportError:
         raise ValueError("figures need matplotlib: pip install 'mlw-core[report]'") from None
+    return matplotlib
+
+
+def _pyplot() -> Any:
+    matplotlib = require_matplotlib()
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

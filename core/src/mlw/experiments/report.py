@@ -458,6 +458,10 @@ def write_report(results: str | os.PathLike[str] | Any, out_dir: str | os.PathLi
     out = Path(out_dir)
     if not str(out_dir).strip():
         raise ValueError("the report folder is empty")
+    if figures:  # before anything is read or written: no empty folder left behind
+        from mlw.experiments.plots import require_matplotlib
+
+        require_matplotlib()
     if isinstance(results, (str, os.PathLike)):
         src = Path(results)
         if src.resolve() == out.resolve():

@@ -9,7 +9,8 @@ Layout, for ``--out results.parquet``:
   compaction, each written atomically (a temporary file beside it, fsync, rename), so a
   part is either whole or absent; a killed run leaves its finished cells here;
 - ``results.parquet.lock``: held (``flock``) while a run writes, so two runs cannot
-  interleave.
+  interleave; removed when the run ends (a killed run leaves it, unlocked: the next
+  run takes it).
 
 Compaction (at the end of every run, and every ``COMPACT_EVERY`` parts) writes the
 main file anew, atomically, with its old records and the parts, then deletes those
@@ -69,22 +70,39 @@ class ResultStore:
         self._lock_fd: int | None = None
         self._since_compaction = 0
 
+    def files(self) -> list[Path]:
+        """The results file and the folder of parts, which may hold records."""
+        return [self.path, self.parts]
+
     # --- locking ------------------------------------------------------------------------
     @contextlib.contextmanager
     def locked(self) -> Iterator[ResultStore]:
-        """Hold the store's lock (released by the kernel if the process dies)."""
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise StoreLockedError(f"{self.path} is being written by another run "
-                                   f"(lock {self.lock_path})") from None
+        """Hold the store's lock (released by the kernel if the process dies). The lock
+        file is removed on the way out, while still held: a run that opened it in the
+        meantime finds, once it gets the lock, that the file is no longer the one at
+        the path, and takes the lock anew on a fresh file."""
+        while True:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise StoreLockedError(f"{self.path} is being written by another run "
+                                       f"(lock {self.lock_path})") from None
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.lock_path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # removed by the run that held it: lock the new file
         self._lock_fd = fd
         try:
             yield self
         finally:
             self._lock_fd = None
+            with contextlib.suppress(OSError):
+                os.unlink(self.lock_path)
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
@@ -151,7 +169,7 @@ class ResultStore:
         from mlw.io.tabular import read_parquet_frame
 
         try:
-            return read_parquet_frame(self.path)
+            return read_parquet_frame(self.path, survive_abort=False)
         except (ValueError, OSError) as exc:  # DataFormatError is a ValueError
             raise ValueError(f"{self.path} is not a readable Parquet file ({exc}); it is "
                              f"left as it is: move it away to start anew") from None
@@ -162,7 +180,7 @@ class ResultStore:
         frames, used = [], []
         for p in parts:
             try:
-                frames.append(read_parquet_frame(p))
+                frames.append(read_parquet_frame(p, survive_abort=False))
                 used.append(p)
             except (ValueError, OSError) as exc:  # pragma: no cover (atomic writes)
                 warnings.warn(f"skipping unreadable result part {p} ({exc})", stacklevel=2)

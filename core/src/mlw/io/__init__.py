@@ -1,11 +1,12 @@
 """Dataset loading: Mulan/MEKA ARFF (dense, sparse, .gz/.bz2), the extreme-classification
-repository text format, CSV and Parquet, and the bundled ``emotions`` dataset.
+repository text format, svmlight / LIBSVM multi-label files, CSV and Parquet, and the
+bundled ``emotions`` dataset.
 
 :func:`load_dataset` (re-exported as :func:`mlw.load_dataset`) resolves a bundled name
 or a path and picks the loader registered for the format (see
 :mod:`mlw._builtin.loaders`; plugins can add formats through ``mlw_register_loaders``).
 The format-specific functions below are the registered loaders themselves, plus writers
-for ARFF (with a Mulan XML) and XC. See ``docs/datasets.md``.
+for ARFF (with a Mulan XML), XC and svmlight. See ``docs/guide/datasets.md``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ _LAZY = {
     "load_csv": "mlw.io.tabular",
     "load_dataset": "mlw.io.load",
     "load_parquet": "mlw.io.tabular",
+    "load_svmlight": "mlw.io.svmlight",
     "load_xc": "mlw.io.xc",
     "loads_arff": "mlw.io.arff",
     "plan_data": "mlw.io.plan",
@@ -44,6 +46,7 @@ _LAZY = {
     "write_arff": "mlw.io.arff_writer",
     "write_label_xml": "mlw.io.mulan",
     "write_mulan_splits": "mlw.io.arff_writer",
+    "write_svmlight": "mlw.io.svmlight",
     "write_xc": "mlw.io.xc",
 }
 
@@ -64,6 +67,7 @@ __all__ = [
     "load_csv",
     "load_dataset",
     "load_parquet",
+    "load_svmlight",
     "load_xc",
     "loads_arff",
     "plan_data",
@@ -74,6 +78,7 @@ __all__ = [
     "write_arff",
     "write_label_xml",
     "write_mulan_splits",
+    "write_svmlight",
     "write_xc",
 ]
 
@@ -91,5 +96,6 @@ if TYPE_CHECKING:
     from mlw.io.load import DatasetNotFoundError, load_dataset
     from mlw.io.mulan import find_label_xml, read_label_xml, write_label_xml
     from mlw.io.plan import DataPlan, plan_data
+    from mlw.io.svmlight import load_svmlight, write_svmlight
     from mlw.io.tabular import load_csv, load_parquet
     from mlw.io.xc import load_xc, write_xc

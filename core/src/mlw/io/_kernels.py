@@ -18,7 +18,6 @@ gives.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from mlw.io._codes import (  # noqa: F401 - the kernels' constants, re-exported
     ERR_DUPLICATE,
@@ -47,6 +46,7 @@ from mlw.io._codes import (  # noqa: F401 - the kernels' constants, re-exported
     NUM_FALLBACK,
     NUM_OK,
 )
+from mlw.jit import kernel
 
 _POW10 = np.array([10.0**i for i in range(23)], dtype=np.float64)
 _TWO53 = 9007199254740992
@@ -56,12 +56,12 @@ _FNV_PRIME = np.uint64(FNV_PRIME)
 _GOLDEN = np.uint64(GOLDEN)
 
 
-@njit(cache=True)
+@kernel
 def _is_ws(c: np.uint8) -> bool:
     return c == 32 or c == 9 or c == 13
 
 
-@njit(cache=True)
+@kernel
 def parse_number(buf, s, e):
     """Parse ``buf[s:e]`` as a decimal; return (status, value) with NUM_* status."""
     i = s
@@ -133,7 +133,7 @@ def parse_number(buf, s, e):
     return NUM_OK, -v if neg else v
 
 
-@njit(cache=True)
+@kernel
 def parse_index(buf, p, e):
     """The decimal digits of ``buf`` from ``p`` on (before ``e``) as an index: returns
     ``(value, end)``, ``end`` the first byte that is not a digit (``end == p``: none).
@@ -151,7 +151,7 @@ def parse_index(buf, p, e):
     return v, p
 
 
-@njit(cache=True)
+@kernel
 def lookup_nominal(arr, s, e, attr, table, blob, vinfo):
     """Row of ``vinfo`` holding value ``arr[s:e]`` of ``attr``, or -1: a lookup in the
     open-addressing table :func:`mlw.io.arff.nominal_table` builds (``vinfo[v] = (start,
@@ -179,7 +179,7 @@ def lookup_nominal(arr, s, e, attr, table, blob, vinfo):
         j = (j + 1) & (size - 1)
 
 
-@njit(cache=True)
+@kernel
 def _unescape(buf, s, e, scratch):
     """Weka's backslash escapes of a quoted token -> ``scratch[0:n]``; returns n.
 
@@ -210,7 +210,7 @@ def _unescape(buf, s, e, scratch):
     return n
 
 
-@njit(cache=True)
+@kernel
 def _closing_quote(buf, p, le):
     """Index of the quote closing the one at ``p`` (backslash escapes honoured), or -1."""
     q = buf[p]
@@ -226,7 +226,7 @@ def _closing_quote(buf, p, le):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _skip_weight(buf, p, le):
     """After a sparse row: an optional ``, {weight}``; the position after it, or -1."""
     while p < le and _is_ws(buf[p]):
@@ -241,7 +241,7 @@ def _skip_weight(buf, p, le):
     return _weight_block(buf, p, le)
 
 
-@njit(cache=True)
+@kernel
 def _weight_block(buf, p, le):
     """A ``{weight}`` block at p (Weka's instance weight); position after it or -1."""
     if p >= le or buf[p] != 123:
@@ -259,7 +259,7 @@ def _weight_block(buf, p, le):
 # An explicit signature: the call sites pass constant error codes, and without one numba
 # compiled a specialisation per constant (Literal[int]) — a dozen extra compilations
 # on the first run after installation.
-@njit("void(int64[::1], int64, int64, int64, int64, int64)", cache=True)
+@kernel("void(int64[::1], int64, int64, int64, int64, int64)")
 def _fail(err, code, line, s, e, extra):
     err[0] = code
     err[1] = line
@@ -268,7 +268,7 @@ def _fail(err, code, line, s, e, extra):
     err[4] = extra
 
 
-@njit(cache=True)
+@kernel
 def parse_arff_rows(buf, first_line, kinds, blob, vinfo, table, max_rows, max_entries,
                     fb_flag, last_seen, scratch):
     """Tokenise the ``@data`` section of an ARFF file into attribute-level CSR arrays.

@@ -7,7 +7,7 @@ attribute-level CSR arrays, which :mod:`mlw.io.expand` (numpy) then maps to the
 feature matrix ``X`` and the label matrix ``Y``. Sparse files stay sparse: a file with
 sparse rows gives CSR ``X`` and CSR ``Y`` and is never densified.
 
-Policies (see ``docs/datasets.md``):
+Policies (see ``docs/guide/datasets.md``):
 
 * numeric attributes are one float64 column; ``?`` is NaN.
 * a two-valued nominal feature is ONE 0/1 column: the value that reads as true
@@ -203,7 +203,7 @@ def nominal_table(blob: np.ndarray, vinfo: np.ndarray) -> np.ndarray:
     the ``code``-th declared value of ``attribute``. The hash is FNV-1a over the bytes,
     seeded with the attribute, in uint64 arithmetic (Python integers masked to 64
     bits, as the kernel's ``np.uint64`` wraps). Built in Python, once per file from the
-    header's values: a kernel less for a fresh install to compile (issue 16).
+    header's values: a kernel less for a fresh install to compile.
     """
     mask64 = (1 << 64) - 1
     n = vinfo.shape[0]

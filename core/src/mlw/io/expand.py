@@ -13,7 +13,7 @@ inverted binary, or a one-hot attribute at its first value, in ``X``; a nominal 
 whose first value is 1, in ``Y``). The stored entries' first items are picked with a
 mask, which keeps their order; the other items are put in place by one ``np.insert``.
 Numeric features and binary labels, most files, need the mask alone. Nothing for
-numba to compile on a fresh install (issue 16: a kernel pair did this before, ~0.8 s
+numba to compile on a fresh install (a kernel pair did this before, ~0.8 s
 CPU of the first ``mlw fit``).
 """
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from mlw._guard import plugin_call
 from mlw.dataset import Dataset
+from mlw.files import not_a_file
 from mlw.io._common import read_head, strip_compression
 from mlw.io._limits import memory_guard
 from mlw.io.bundled import BUNDLED, bundled_path
@@ -54,8 +55,9 @@ def resolve_source(source: str | Path, split: str = "train") -> tuple[Path, dict
     path = Path(source).expanduser()
     if path.is_file():
         return path, {}
-    if path.is_dir():
-        raise ValueError(f"{path} is a folder; give a data file")
+    what = not_a_file(path)
+    if what is not None:
+        raise ValueError(f"{path} {what}; give a data file")
     for c in data_path_candidates(str(source), split):
         if c.is_file():
             return c, {}
@@ -152,7 +154,7 @@ def _generated(name: str, params: dict[str, Any]) -> Any:
         options = dict(params)
         seed = options.pop("seed", 0)
         with plugin_call("generator", name, "generate"):
-            _GENERATED[key] = get_plugin_manager().generator(name).generate(seed=seed,
+            _GENERATED[key] = get_plugin_manager().generator(name).load()(seed=seed,
                                                                             **options)
     return _GENERATED[key]
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mlw.dataset import Dataset
+from mlw.io._common import DataFormatError
 from mlw.io.alignment import align_test
 from mlw.io.bundled import BUNDLED, DEFAULT_DATA
 from mlw.io.load import DatasetNotFoundError, has_test_split, load_dataset, parse_generator_spec
@@ -167,7 +168,7 @@ def _load_train(source: str, split: str, labels: dict[str, Any]) -> Dataset:
 def _load_test(test: str, labels: dict[str, Any]) -> Dataset:
     """A test file, or the test split of a dataset name."""
     require_text(test, "the test set path")
-    if Path(test).exists():
+    if Path(test).exists() or Path(test).is_symlink():  # a broken link: the loader says so
         return load_dataset(test, **labels)
     try:
         return load_dataset(test, split="test", **labels)
@@ -180,7 +181,7 @@ def plan_data(data: str | None = None, *, test: str | None = None,
               labels: Sequence[str] | str | None = None, train_rows: int | None = None,
               evaluation: str = "auto", folds: int = DEFAULT_CV,
               seed: int | None = DEFAULT_SEED, name: str | None = None) -> DataPlan:
-    """The evaluation plan for a dataset (see ``docs/cli.md``, ``mlw fit``; the rule is
+    """The evaluation plan for a dataset (see ``docs/guide/cli.md``, ``mlw fit``; the rule is
     :func:`choose_evaluation`):
 
     - ``test``: hold-out, train on ``data``, evaluate on the ``test`` file (or a
@@ -206,8 +207,9 @@ def plan_data(data: str | None = None, *, test: str | None = None,
     first ``N`` columns, ``-N`` the last ``N`` (MEKA's ``-C``). Both apply to the
     training and the test data, and never to a generated dataset (an error).
 
-    An empty name is an error (never the default dataset). Raises
-    :class:`DatasetNotFoundError` when nothing answers to ``data``.
+    An empty name is an error (never the default dataset), and so is a training or test
+    part without rows. Raises :class:`DatasetNotFoundError` when nothing answers to
+    ``data``.
 
     Examples
     --------
@@ -217,6 +219,20 @@ def plan_data(data: str | None = None, *, test: str | None = None,
     >>> plan_data("emotions", cv=5).train.n_instances
     593
     """
+    plan = _plan_data(data, test=test, cv=cv, n_labels=n_labels, labels=labels,
+                      train_rows=train_rows, evaluation=evaluation, folds=folds, seed=seed,
+                      name=name)
+    for part in (plan.train, plan.test):
+        if part is not None and part.n_instances == 0:
+            path = part.provenance.get("path") or part.name
+            raise DataFormatError(path, None, "has no data rows (its data section is empty)")
+    return plan
+
+
+def _plan_data(data: str | None, *, test: str | None, cv: int | None,
+               n_labels: int | None, labels: Sequence[str] | str | None,
+               train_rows: int | None, evaluation: str, folds: int, seed: int | None,
+               name: str | None) -> DataPlan:
     if data is not None:
         require_text(data, "the dataset name or path")
     options = _label_options(n_labels, labels)

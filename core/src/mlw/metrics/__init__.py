@@ -7,7 +7,7 @@ per-label confusion counts (one numba pass), so computing every label-set metric
 together costs one pass over the label matrices.
 
 The plain functions here (``mlw.metrics.hamming_loss(Y_true, Y_pred)``, ...) run the
-very same ``compute`` through a one-off context. See ``docs/metrics.md`` for the
+very same ``compute`` through a one-off context. See ``docs/guide/metrics.md`` for the
 definitions and the conventions for empty sets and ties.
 
 >>> import numpy as np
@@ -24,10 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from mlw.metrics import at_k as _ak
 from mlw.metrics import label_set as _ls
 from mlw.metrics import probabilistic as _pr
 from mlw.metrics import ranking as _rk
 from mlw.metrics import scores as _sc
+from mlw.metrics.at_k import TopK, inverse_propensity, top_k
 from mlw.metrics.context import EvalContext
 from mlw.registry import MetricSpec
 
@@ -87,7 +89,7 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("empty_prediction_rate", _ls.empty_prediction_rate, False, "labels",
                "fraction of instances predicted with the empty label set (compare with "
                "the true rate)"),
-)
+) + _ak.at_k_specs()
 
 
 # -- plain functions: the same compute through a one-off EvalContext --------------------
@@ -239,7 +241,49 @@ def average_precision_macro(Y_true: Any, scores: Any) -> float:
     return _sc.average_precision_macro(EvalContext(Y_true, scores=scores))
 
 
+def precision_at_k(Y_true: Any, ranking: Any, k: int = 5) -> float:
+    """Precision at k: the mean over instances of the fraction of the top ``k`` ranked
+    labels that are relevant. ``ranking`` is a :class:`TopK` (``predict_topk``), an
+    (n, k') index array (k' >= k, -1 = empty), or per-label scores (ranked by
+    :func:`top_k`).
+
+    >>> precision_at_k([[1, 0, 1], [0, 1, 0]], [[2, 1], [0, 1]], k=2)
+    0.5
+    """
+    return _ak.metric_at_k("precision", Y_true, ranking, k)
+
+
+def recall_at_k(Y_true: Any, ranking: Any, k: int = 5) -> float:
+    """Recall at k: the mean fraction of each instance's true labels found in its top
+    ``k`` (0 for an instance without true labels). ``ranking`` as in
+    :func:`precision_at_k`."""
+    return _ak.metric_at_k("recall", Y_true, ranking, k)
+
+
+def ndcg_at_k(Y_true: Any, ranking: Any, k: int = 5) -> float:
+    """nDCG at k: Σ_r rel_r / log2(r + 1) over the top ``k``, divided by its best value
+    (all min(k, |y|) true labels first); 0 for an instance without true labels."""
+    return _ak.metric_at_k("ndcg", Y_true, ranking, k)
+
+
+def psprecision_at_k(Y_true: Any, ranking: Any, k: int = 5, *,
+                     inv_propensity: Any = None) -> float:
+    """Propensity-scored precision at k (Jain, Prabhu and Varma, KDD 2016), normalised
+    by the best achievable: Σ_i Σ_{r<=k} rel_ir / p_l over Σ_i of the same for the true
+    labels in decreasing 1/p_l. ``inv_propensity`` (L,) defaults to
+    :func:`inverse_propensity` of ``Y_true``; pass the training labels' (with A and B
+    of your dataset) to follow the repository's protocol."""
+    return _ak.metric_at_k("psprecision", Y_true, ranking, k, inv_propensity=inv_propensity)
+
+
+def psndcg_at_k(Y_true: Any, ranking: Any, k: int = 5, *,
+                inv_propensity: Any = None) -> float:
+    """Propensity-scored nDCG at k, normalised like :func:`psprecision_at_k`."""
+    return _ak.metric_at_k("psndcg", Y_true, ranking, k, inv_propensity=inv_propensity)
+
+
 __all__ = [
+    "TopK",
     "BUILTIN_METRICS",
     "EvalContext",
     "accuracy",
@@ -257,16 +301,23 @@ __all__ = [
     "f1_macro",
     "f1_micro",
     "hamming_loss",
+    "inverse_propensity",
     "log_loss",
+    "ndcg_at_k",
     "one_error",
     "precision_example",
     "precision_macro",
+    "precision_at_k",
     "precision_micro",
+    "psndcg_at_k",
+    "psprecision_at_k",
     "ranking_loss",
+    "recall_at_k",
     "recall_example",
     "recall_macro",
     "recall_micro",
     "specificity_macro",
     "specificity_micro",
     "subset_accuracy",
+    "top_k",
 ]

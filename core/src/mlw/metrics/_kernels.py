@@ -9,10 +9,11 @@ label matrices.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mlw.jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def confusion_counts_csr(n_labels, t_indptr, t_indices, p_indptr, p_indices):
     """Per-instance (tp, fp, fn) and per-label (tp, fp, fn) of two CSR label matrices:
     a merge of the sorted column indices of each row, O(nnz(Y_true) + nnz(Y_pred)).
@@ -58,7 +59,7 @@ def confusion_counts_csr(n_labels, t_indptr, t_indices, p_indptr, p_indices):
     return inst, lab
 
 
-@njit(cache=True)
+@kernel
 def _sift_down(a, root, end):
     """Restore the max-heap property of ``a[:end]`` below ``root``."""
     while True:
@@ -75,7 +76,7 @@ def _sift_down(a, root, end):
         root = child
 
 
-@njit(cache=True)
+@kernel
 def _sort(a):
     """Sort a float64 vector in place, ascending (heapsort: plain loops, which numba
     compiles in a fraction of the time of ``np.sort``'s quicksort; scores are checked
@@ -90,7 +91,7 @@ def _sort(a):
         _sift_down(a, np.int64(0), end)   # not a literal 0: one specialisation
 
 
-@njit(cache=True)
+@kernel
 def _n_at_least(srt, s):
     """#{k : srt[k] >= s} of an ascending vector (binary search for the first >= s)."""
     lo = 0
@@ -104,7 +105,7 @@ def _n_at_least(srt, s):
     return srt.shape[0] - lo
 
 
-@njit(cache=True)
+@kernel
 def _rank_row(scores, relevant, out, i):
     """Ranking quantities of one instance.
 
@@ -160,7 +161,7 @@ def _rank_row(scores, relevant, out, i):
         out[i, 3] = ap / m
 
 
-@njit(cache=True)
+@kernel
 def ranking_csr_scores(n_labels, s_indptr, s_indices, s_data, t_indptr,
                        t_indices):
     """Per-instance (one_error, coverage, ranking_loss, average_precision) for CSR scores
@@ -178,7 +179,7 @@ def ranking_csr_scores(n_labels, s_indptr, s_indices, s_data, t_indptr,
     return out
 
 
-@njit(cache=True)
+@kernel
 def capped_log_loss_dense(scores, t_indptr, t_indices, cap):
     """Sum over all n*L terms of min(-log p(y_ij), cap) for dense scores."""
     n, L = scores.shape
@@ -200,7 +201,7 @@ def capped_log_loss_dense(scores, t_indptr, t_indices, cap):
     return total
 
 
-@njit(cache=True)
+@kernel
 def capped_log_loss_csr(n_labels, s_indptr, s_indices, s_data, t_indptr, t_indices,
                         cap):
     """The same sum for CSR scores (an absent score is 0), in O(nnz): an absent score

@@ -1,6 +1,6 @@
 """Label-set metrics: cheap functions of the confusion counts of an :class:`EvalContext`.
 
-The convention for a ratio whose denominator is 0 (Mulan's, see ``docs/metrics.md``):
+The convention for a ratio whose denominator is 0 (Mulan's, see ``docs/guide/metrics.md``):
 the value is 1 when the prediction is perfect there (tp = fp = fn = 0: an instance with
 empty true and predicted sets, a label neither present nor predicted) and 0 otherwise
 (e.g. the precision of an empty prediction for an instance that has labels). Wherever

@@ -1,7 +1,7 @@
 """Ranking metrics: how well the scores rank each instance's true labels above the
 others. Dense scores: numpy, a block of rows at a time, comparing each true label's
 score with the row's scores (O(n L r) for r true labels a row, nothing for numba to
-compile on a fresh install: ~0.7 s CPU of the first ``mlw fit``, issue 16). CSR scores
+compile on a fresh install: ~0.7 s CPU of the first ``mlw fit``). CSR scores
 (an absent score is 0): one numba pass per row, O(L log L), which stays fast when rows
 have many labels.
 

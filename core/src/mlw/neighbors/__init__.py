@@ -67,14 +67,14 @@ _DENSE_BLOCK_ENTRIES = 4_000_000
 #: kernels run in the calling thread: waking the worker threads for a region costs more
 #: CPU than the few tens of milliseconds of work saves (yeast's training rows against
 #: themselves and its test rows, 3.6 M pairs: 0.076 CPU s with 2 threads, 0.036 in one,
-#: on the shared 2-core machine at load ~20). Results are the same either way.
+#: on the shared 2-core machine). Results are the same either way.
 _PARALLEL_MIN_PAIRS = 1 << 23
 
 #: CSR index: a feature stored in at least this fraction of the indexed rows is also
 #: kept as a dense column, which a query touching most rows adds in one contiguous pass
 #: instead of scattering the feature's long postings (the same sums, bit for bit).
 #: bibtex's 42 such features: its leave-one-out and test queries 1.8x faster (0.61 ->
-#: 0.35 and 0.33 -> 0.19 CPU s, one thread, load 12); 0.1 and 0.3 measured the same,
+#: 0.35 and 0.33 -> 0.19 CPU s, one thread); 0.1 and 0.3 measured the same,
 #: 0.05 slower (272 columns no longer fit the cache).
 _FREQUENT_FEATURE_MIN = 0.2
 
@@ -98,7 +98,7 @@ _BLAS: Any = None  # threadpoolctl's controller, found once (a lookup costs ~0.4
 
 def _one_blas_thread() -> Any:
     """A context holding BLAS to one thread: the small products of a serial search
-    (yeast: ML-kNN 0.06 -> 0.04 CPU s at load 15, where OpenBLAS's spinning workers
+    (yeast: ML-kNN 0.06 -> 0.04 CPU s, where OpenBLAS's spinning workers
     cost more than they save); entering it costs ~0.02 ms."""
     global _BLAS
     if _BLAS is None:

@@ -1,6 +1,6 @@
 """Numba kernels of :mod:`mlw.neighbors`: exact k-nearest-neighbour search.
 
-Plain functions over arrays (CSR/CSC as ``indptr, indices, data``), ``@njit(cache=True)``,
+Plain functions over arrays (CSR/CSC as ``indptr, indices, data``), ``@kernel`` (:mod:`mlw.jit`),
 no Python objects and no validation: :class:`mlw.neighbors.NeighborIndex` validates.
 Parallel kernels split the queries into ``n_chunks`` chunks run with ``prange``; each
 chunk allocates its accumulators once, so memory is ``n_chunks × n_index`` plus the
@@ -24,14 +24,16 @@ sparse accumulation of weighted postings with the list of rows touched, reached 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from mlw.jit import kernel
 
 #: ``metric`` codes of the kernels.
 COSINE = 0
 EUCLIDEAN = 1
 
 
-@njit(cache=True)
+@kernel
 def row_sq_norms(indptr, data):
     """Sum of squares of every CSR row (sequential, in index order)."""
     n = indptr.shape[0] - 1
@@ -44,7 +46,7 @@ def row_sq_norms(indptr, data):
     return out
 
 
-@njit(cache=True)
+@kernel
 def dense_row_sq_norms(X):
     """:func:`row_sq_norms` of a dense matrix: the same sums (zeros add nothing), so a
     row has the same norm dense or CSR."""
@@ -60,13 +62,13 @@ def dense_row_sq_norms(X):
     return out
 
 
-@njit(cache=True)
+@kernel
 def row_norms(indptr, data):
     """Euclidean norm of every CSR row: the square root of :func:`row_sq_norms`."""
     return np.sqrt(row_sq_norms(indptr, data))
 
 
-@njit(cache=True)
+@kernel
 def _inverse_norms(sq):
     """1/|t| from the squared norms (0 for an all-zero row)."""
     out = np.zeros(sq.shape[0], dtype=np.float64)
@@ -76,7 +78,7 @@ def _inverse_norms(sq):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _insert_topk(best_idx, best_sim, count, k, cand, sim):
     """Insert ``(cand, sim)`` into the sorted top-k arrays (sim desc, index asc).
     Returns the new count."""
@@ -100,7 +102,7 @@ def _insert_topk(best_idx, best_sim, count, k, cand, sim):
     return count
 
 
-@njit(cache=True)
+@kernel
 def _offer(best_idx, best_sim, count, k, worst, cand, sim, o_self, use_mask, allowed):
     """Offer ``(cand, sim)`` to the top-k unless ``cand`` is the query's excluded row
     (leave-one-out) or masked out. Returns the new count and the score a later candidate
@@ -113,7 +115,7 @@ def _offer(best_idx, best_sim, count, k, worst, cand, sim, o_self, use_mask, all
     return count, worst
 
 
-@njit(cache=True)
+@kernel
 def _axpy(a, b, v):
     """``a += v * b`` over two equal-length views (a loop over whole views, which LLVM
     vectorises; an offset ``range(i + 1, n)`` loop ran ~3x slower)."""
@@ -121,14 +123,14 @@ def _axpy(a, b, v):
         a[r] += v * b[r]
 
 
-@njit(cache=True)
+@kernel
 def _scatter(acc, rows, data, lo, hi, v):
     """Add ``v`` times the postings ``lo:hi`` (``rows``, ``data``) to ``acc``."""
     for pp in range(lo, hi):
         acc[rows[pp]] += v * data[pp]
 
 
-@njit(cache=True)
+@kernel
 def scatter_touched(acc, seen, touched, nt, rows, data, lo, hi, v):
     """Add ``v`` times the postings ``lo:hi`` (``rows``, ``data``) to ``acc``, listing
     in ``touched[nt:]`` each row seen for the first time; returns the new count.
@@ -149,7 +151,7 @@ def scatter_touched(acc, seen, touched, nt, rows, data, lo, hi, v):
     return nt
 
 
-@njit(cache=True)
+@kernel
 def _query_start(nq2, cos):
     """A query's start, from its squared norm ``nq2``: ``(skip, 1/|q|, worst)``.
 
@@ -162,7 +164,7 @@ def _query_start(nq2, cos):
     return False, inv_nq, 0.0 if cos else -np.inf
 
 
-@njit(cache=True)
+@kernel
 def _knn_search_rows(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows,
                      t_col_data, t_sq, t_order, t_inv, t_dense, t_dense_pos, k, own,
                      allowed, use_mask, cos, start, stop, idx, sim):
@@ -251,7 +253,7 @@ def _knn_search_rows(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows
             sim[i, q] = bs[q]
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def knn_search(q_indptr, q_indices, q_data, q_sq,
                t_col_indptr, t_col_rows, t_col_data, t_sq, t_order, t_dense, t_dense_pos,
                k, own, allowed, n_chunks, metric):
@@ -305,7 +307,7 @@ def knn_search(q_indptr, q_indices, q_data, q_sq,
     return idx, sim
 
 
-@njit(cache=True)
+@kernel
 def knn_search_serial(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_rows,
                       t_col_data, t_sq, t_order, t_dense, t_dense_pos, k, own, allowed,
                       metric):
@@ -324,7 +326,7 @@ def knn_search_serial(q_indptr, q_indices, q_data, q_sq, t_col_indptr, t_col_row
     return idx, sim
 
 
-@njit(cache=True)
+@kernel
 def _shares_feature(indptr, indices, a, b):
     """Whether CSR rows ``a`` and ``b`` (sorted indices) store a common feature."""
     p, pe = indptr[a], indptr[a + 1]
@@ -339,7 +341,7 @@ def _shares_feature(indptr, indices, a, b):
     return False
 
 
-@njit(cache=True)
+@kernel
 def knn_self_search(indptr, indices, data, t_col_indptr, t_col_rows, t_col_data, t_sq,
                     t_order, t_dense, t_dense_pos, k, metric):
     """:func:`knn_search` of the indexed rows themselves, leave-one-out (``own[i] = i``,
@@ -444,7 +446,7 @@ def knn_self_search(indptr, indices, data, t_col_indptr, t_col_rows, t_col_data,
     return idx, sim
 
 
-@njit(cache=True)
+@kernel
 def _topk_rows(G, q_sq, t_sq, t_inv, k, own, allowed, use_mask, cos, start, stop, idx, sim):
     """:func:`topk_from_products` for the queries ``start:stop``, into ``idx``/``sim``."""
     n_t = G.shape[1]
@@ -472,7 +474,7 @@ def _topk_rows(G, q_sq, t_sq, t_inv, k, own, allowed, use_mask, cos, start, stop
             sim[i, q] = bs[q]
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def topk_from_products(G, q_sq, t_sq, k, own, allowed, n_chunks, metric):
     """The k nearest indexed rows of each query from the dense dot products
     ``G = Q @ T.T`` (computed by BLAS in the wrapper): the scores of :func:`knn_search`
@@ -489,7 +491,7 @@ def topk_from_products(G, q_sq, t_sq, k, own, allowed, n_chunks, metric):
     return idx, sim
 
 
-@njit(cache=True)
+@kernel
 def topk_from_products_serial(G, q_sq, t_sq, k, own, allowed, metric):
     """:func:`topk_from_products` in the calling thread (no parallel region): the same
     results, for products too small to repay waking the worker threads."""
@@ -510,7 +512,7 @@ _HIGH = np.uint64(0x8080808080808080)
 _ONES = np.uint64(0x0101010101010101)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _block_has_count(w, base, t):
     """Whether one of the 64 byte counts ``w[base:base + 8]`` (uint64 words) is >= t, for
     counts <= 127 and 1 <= t <= 128: adding 128 - t to each byte sets its high bit exactly
@@ -521,7 +523,7 @@ def _block_has_count(w, base, t):
     return (x & _HIGH) != np.uint64(0)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _min_count(cm, m, inv_nq, blk_inv, worst):
     """The smallest overlap count >= cm whose similarity bound ``c * inv_nq * blk_inv``
     reaches ``worst`` (m + 1 when none <= m does). Rounding is monotone, so a row of the
@@ -531,7 +533,7 @@ def _min_count(cm, m, inv_nq, blk_inv, worst):
     return cm
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def knn_search_binary(q_indptr, q_indices, own, tile_indptr, tile_rows, t_inv, blk_inv, perm,
                       k, allowed, n_chunks, tile, q_block):
     """Cosine :func:`knn_search` for 0/1 data (every stored value 1), exactly: same

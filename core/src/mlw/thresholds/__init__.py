@@ -19,7 +19,7 @@ strategy is named (``threshold=`` of a learner, ``mlw fit --threshold``) options
 follow the name: ``"fixed:0.3"`` (the first option), ``"one_threshold:metric=f1_example"``,
 ``"fixed_per_label:thresholds.txt"`` (see :func:`parse_threshold`); the adaptive
 top-label rule is ``top_label=auto``. Learners whose method prescribes no decision
-default to :data:`DEFAULT_THRESHOLD`. See ``docs/thresholds.md``.
+default to :data:`DEFAULT_THRESHOLD`. See ``docs/guide/thresholds.md``.
 """
 
 from __future__ import annotations

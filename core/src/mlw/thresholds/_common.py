@@ -175,7 +175,7 @@ EMPTY_SET_TOLERANCE = 0.01
 #: (BR, ML-XGB, BR-XGB): cardinality matching (one threshold whose predicted label
 #: cardinality on the training scores is closest to the training cardinality) with the
 #: adaptive top-label rule. A 0.5 cut left 14-62% of rows empty on sparse, low-density
-#: text where no row is truly empty (issue 19; figures in ``docs/defaults.md``);
+#: text where no row is truly empty (figures in ``docs/guide/thresholds.md``);
 #: ``"fixed"`` is the 0.5 cut, one parameter away.
 DEFAULT_THRESHOLD = "cardinality:top_label=auto"
 

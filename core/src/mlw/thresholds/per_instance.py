@@ -46,6 +46,8 @@ class RCut(_Strategy):
         Labels per instance; ``None``: the training label cardinality, rounded (at
         least 1).
 
+    Notes
+    -----
     After ``fit``: ``k_``.
     """
 
@@ -85,6 +87,8 @@ class MetaLabeler(_Strategy):
     alpha : float, default 1.0
         The ridge penalty.
 
+    Notes
+    -----
     After ``fit``: ``coef_``, ``intercept_`` (the regression) and
     ``training_error_`` (the mean absolute error of the rounded count on the training
     scores).

@@ -108,6 +108,8 @@ class SCut(_Strategy):
     beta : float, default 1.0
         The F-beta tuned (1: F1).
 
+    Notes
+    -----
     After ``fit``: ``thresholds_`` (one per label, ``inf`` for a label better never
     predicted) and ``scores_`` (each label's training F-beta there).
     """

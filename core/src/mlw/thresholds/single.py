@@ -76,7 +76,7 @@ class PCut(_Strategy):
         set has (almost) no empty label sets (:func:`resolve_top_label`). Off by
         default: plain Pcut, as LaCovaC's paper and MEKA use it. Pcut matches the label
         density over all pairs, not per row, so it leaves rows empty where none is
-        (issue 19: 1-15% of LaCovaC's test rows on five shared datasets).
+        (1-15% of LaCovaC's test rows on five shared datasets).
     """
 
     needs_training_scores = False
@@ -138,6 +138,8 @@ class CardinalityMatching(_Strategy):
         because its benchmarks "very rarely (or even never)" have an empty label set:
         ``"auto"`` is that rule wherever the premise holds.
 
+    Notes
+    -----
     After ``fit``: ``threshold_``, ``top_label_`` (the rule in force),
     ``target_cardinality_``, ``search_`` (every (threshold, cardinality) evaluated) and
     ``cardinality_`` (at ``threshold_``).
@@ -200,6 +202,8 @@ class OneThreshold(_Strategy):
         Apply the top-label rule while searching and predicting (``"auto"``: only when
         the training set has (almost) no empty label sets).
 
+    Notes
+    -----
     After ``fit``: ``threshold_``, ``score_`` (the metric there) and ``search_`` (every
     (threshold, metric value) evaluated).
     """

@@ -1,7 +1,7 @@
 """The plugin module named by the entry point: only registrations, no work.
 
 mlw calls each hook with a ``register`` callback; every spec is validated (name,
-callables, documented parameters that the factory really takes). A name another plugin
+callables or import paths, model types). A name another plugin
 registers too is usable only as ``template:NAME`` (and ``OTHER:NAME``).
 """
 
@@ -20,9 +20,8 @@ def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
         # used, so registering (every `mlw` command) stays cheap
         factory="mlw_plugin_template.centroid:NearestCentroid",
         description="per-label nearest centroid (template plugin)",
-        param_docs={
-            "threshold": "thresholding strategy: fixed, pcut, cardinality, one_threshold",
-        },
+        # its parameters are documented once, in the numpydoc "Parameters" section of
+        # the class docstring: `mlw learners template_centroid` reads them from there
         # the model state mlw.load_model may rebuild besides NearestCentroid itself:
         # its fitted state is numpy arrays and a threshold strategy, which mlw declares,
         # so nothing here. A helper class of yours would be listed as

@@ -18,10 +18,12 @@ lexicographically smallest in chain order (``0 < 1``, position 0 most significan
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from mlw.jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def log_sigmoid(z: float) -> float:
     """log(1 / (1 + exp(-z))) without overflow."""
     if z >= 0.0:
@@ -29,7 +31,7 @@ def log_sigmoid(z: float) -> float:
     return z - np.log1p(np.exp(z))
 
 
-@njit(cache=True)
+@kernel
 def chain_greedy_linear(A, W):
     """Classifier-chain greedy inference: ``y_j = 1`` iff ``P(y_j = 1 | x, ŷ_<j) >= 0.5``.
 
@@ -52,7 +54,7 @@ def chain_greedy_linear(A, W):
     return Yhat, P
 
 
-@njit(cache=True)
+@kernel
 def pcc_exact_linear(A, W, n_chunks):
     """Exact PCC inference: :func:`epcc_exact_linear` with the one chain as its only
     member, in chain order (all ``2**L`` label vectors enumerated depth first in
@@ -70,7 +72,7 @@ def pcc_exact_linear(A, W, n_chunks):
                              np.ascontiguousarray(W).reshape(1, L, L), orders, n_chunks)
 
 
-@njit(cache=True)
+@kernel
 def _lex_less(a, b):
     for j in range(a.shape[0]):
         if a[j] != b[j]:
@@ -78,7 +80,7 @@ def _lex_less(a, b):
     return False
 
 
-@njit(cache=True)
+@kernel
 def _beam_search_row(A, i, W, B, cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp):
     """Beam search for instance ``i``, in the given work arrays (``cur_*``/``new_*`` of
     ``B`` rows, ``cand_lp`` of ``2B``). Returns the final beam size; the beam is left in
@@ -118,7 +120,7 @@ def _beam_search_row(A, i, W, B, cur_y, cur_z, cur_lp, new_y, new_z, new_lp, can
     return m
 
 
-@njit(cache=True)
+@kernel
 def _beam_buffers(B, L):
     """The work arrays of :func:`_beam_search_row` for a beam of ``B`` over ``L`` labels:
     ``(cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp)``."""
@@ -132,7 +134,7 @@ def _beam_buffers(B, L):
     return cur_y, cur_z, cur_lp, new_y, new_z, new_lp, cand_lp
 
 
-@njit(cache=True)
+@kernel
 def pcc_beam_linear(A, W, beam):
     """Beam-search PCC inference (Kumar et al., 2013): keep the ``beam`` most probable
     prefixes at every depth.
@@ -172,7 +174,7 @@ def pcc_beam_linear(A, W, beam):
     return marg, mode, mode_lp
 
 
-@njit(cache=True)
+@kernel
 def pcc_beam_final_linear(A, W, beam):
     """The final beams of :func:`pcc_beam_linear`: ``(vectors uint8 (n, b, L) in chain
     positions, log_proba (n, b))`` with ``b = min(beam, 2**L)``, in beam order."""
@@ -201,7 +203,7 @@ def pcc_beam_final_linear(A, W, beam):
 # is the mixture P(y | x) = (1/m) sum_k P_k(y | x).
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def epcc_exact_linear(A, W, orders, n_chunks):
     """Exact inference of the mixture of ``m`` linear chains: every member enumerates all
     ``2**L`` label vectors (depth first, 0 before 1) and adds its
@@ -292,7 +294,7 @@ def epcc_exact_linear(A, W, orders, n_chunks):
     return marg, mode, mode_lp
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def mixture_log_proba_linear(A, W, orders, cand):
     """log P(y | x) under the mixture of ``m`` linear chains (unfloored), for the
     candidate vectors ``cand`` uint8 (n, C, L) in label order; returns (n, C).

@@ -70,7 +70,7 @@ class EnsembleOfClassifierChains(_ChainEnsemble):
     ``"fixed:top_label=auto"``: 0.5, as Mulan and MEKA, and a row with no average at
     0.5 gets its top label when at most 1% of the training label sets are empty, the
     core's adaptive rule; ``"fixed"`` is the cut alone, which left 1-13% of the test
-    rows empty where none is: emotions 3.5%, scene 11.1%, medical 13.3%; issue 19).
+    rows empty where none is: emotions 3.5%, scene 11.1%, medical 13.3%).
 
     Parameters
     ----------
@@ -185,8 +185,8 @@ class EnsembleOfProbabilisticClassifierChains(_ChainEnsemble):
         The core's top-label rule on the mode: a row whose mode is the empty set gets
         its label of highest marginal. ``"auto"`` (default) only when at most 1% of the
         training label sets are empty; ``False`` is the mode alone, which left 2.2-32% of
-        the test rows empty on shared datasets where none is (issue 19,
-        ``docs/thresholds.md``).
+        the test rows empty on shared datasets where none is
+        (``docs/guide/thresholds.md``).
 
     Attributes
     ----------

@@ -146,7 +146,7 @@ class ClassifierChain(ChainModel):
     *predictions*. ``predict_proba`` gives those link probabilities along the greedy
     path (so thresholding it at 0.5, ``threshold="fixed"``, reproduces the chain's
     decision). By default ``predict`` thresholds them with the core's
-    ``mlw.thresholds.DEFAULT_THRESHOLD`` (issue 19: the 0.5 chain left 10-40% of the
+    ``mlw.thresholds.DEFAULT_THRESHOLD`` (the 0.5 chain left 10-40% of the
     rows of medical, slashdot empty where none truly is). ``log_proba_of`` is the
     chain-rule product for the given label vectors.
 

@@ -125,8 +125,8 @@ class HOMER(MultiLabelLearner):
         The core's top-label rule on the joint decision: a row that reaches no leaf gets
         the label of highest path probability. ``"auto"`` (default) only when at most 1%
         of the training label sets are empty; ``False`` is the paper's decision alone,
-        which left 1.5-18% of the test rows empty on data where none is (issue 19,
-        ``docs/thresholds.md``).
+        which left 1.5-18% of the test rows empty on data where none is
+        (``docs/guide/thresholds.md``).
 
     Attributes
     ----------

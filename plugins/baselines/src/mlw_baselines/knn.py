@@ -25,13 +25,13 @@ _METRICS = ("euclidean", "cosine")
 #: (maximum a posteriori), with the core's adaptive top-label rule (a row left empty gets
 #: its most probable label, only when at most 1% of the training label sets are empty).
 #: The cut alone left 14-27% of emotions' and scene's test rows empty where none is
-#: (issue 19, ``docs/defaults.md``).
+#: (``docs/guide/thresholds.md``).
 MAP_THRESHOLD = "fixed:top_label=auto"
 
 #: IBLR's regressions: logistic regression by maximum likelihood, as the paper's and
 #: Mulan's (Weka's Logistic, ridge 1e-8). With the other learners' L2 penalty (C = 1) on
 #: features in [0, 1], the rare labels' probabilities stayed under 1/2: on birds 93.8% of
-#: the test rows were predicted empty (47% truly are), 71.8% without it (issue 19).
+#: the test rows were predicted empty (47% truly are), 71.8% without it.
 IBLR_BASE_ESTIMATOR = "logistic_regression_unpenalised"
 
 
@@ -194,7 +194,7 @@ class BRkNN(_NeighbourLearner):
     - ``variant="a"``: the labels with confidence ``>= 0.5``; when there is none, the
       most confident label (ties: the lowest label index) if the top-label rule is on
       (``top_label``). That extension is the core's top-label rule on a joint
-      decision (:class:`mlw.MultiLabelLearner`, ``docs/thresholds.md``), not a copy of
+      decision (:class:`mlw.MultiLabelLearner`, ``docs/guide/thresholds.md``), not a copy of
       it, so a row none of whose neighbours has any label stays empty;
     - ``variant="b"``: the ``s`` most confident labels, ``s`` the neighbours' mean
       number of labels rounded half up (ties: the lowest label index).
@@ -215,7 +215,7 @@ class BRkNN(_NeighbourLearner):
         label sets are empty (:func:`mlw.thresholds.resolve_top_label`, the core's
         adaptive rule). The paper adds it because "an instance always has a label"; on
         birds (44% of the training rows unlabelled) it forced a label on every row and
-        BRkNN-a fell to subset accuracy 0.037 (issue 19). With ``variant="b"`` the rule
+        BRkNN-a fell to subset accuracy 0.037. With ``variant="b"`` the rule
         gives a row whose ``s`` rounds to 0 its top label.
 
     Examples
@@ -238,7 +238,7 @@ class BRkNN(_NeighbourLearner):
         self.top_label = top_label
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        # A model saved before ``top_label`` existed (56a0f60) always applied BRkNN-a's
+        # A model saved before ``top_label`` existed always applied BRkNN-a's
         # extension, and only to variant a: it keeps doing so, now by the core's rule.
         if "n_labels_" in state and "top_label_" not in state:
             on = state.get("variant", "a") == "a"

@@ -61,7 +61,7 @@ class ProbabilisticClassifierChain(ChainModel):
         ``None``: the joint mode above (the paper's decision for subset 0/1 loss);
         otherwise a thresholding strategy tuned in ``fit`` on the training marginals and
         applied to ``predict_proba`` (default: ``mlw.thresholds.DEFAULT_THRESHOLD``, for
-        the example-based and label-based metrics; issue 19: the mode left 9-20% of
+        the example-based and label-based metrics; the mode left 9-20% of
         emotions' and medical's rows empty where none truly is).
 
     Attributes

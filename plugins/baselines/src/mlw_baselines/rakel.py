@@ -113,8 +113,8 @@ class RandomKLabelsets(MultiLabelLearner):
         The core's top-label rule on the vote: a row with no label voted in gets its
         label of highest ``predict_proba``. ``"auto"`` (default) only when at most 1% of
         the training label sets are empty; ``False`` is the paper's vote alone, which
-        left 10.3% of scene's test rows empty where none is (issue 19,
-        ``docs/thresholds.md``).
+        left 10.3% of scene's test rows empty where none is
+        (``docs/guide/thresholds.md``).
 
     Attributes
     ----------

@@ -56,9 +56,11 @@ class LaCovaCForest(MultiLabelLearner):
         The core's top-label rule on the vote: a row whose voted vector is the empty set
         gets its label of highest mean marginal. ``"auto"`` (default) only when at most
         1% of the training label sets are empty; ``False`` is the vote alone, which left
-        1.9-39% of the test rows empty on shared datasets where none is (issue 19,
-        ``docs/thresholds.md``).
+        1.9-39% of the test rows empty on shared datasets where none is
+        (``docs/guide/thresholds.md``).
 
+    Notes
+    -----
     ``fit(X, Y, sample_weight=w)``: each tree weighs the rows of its bootstrap sample as
     :class:`~mlw_lacovac.LaCovaC` does (frequencies; positive weights); the bootstrap
     draws rows uniformly, as scikit-learn's random forest does.

@@ -18,7 +18,7 @@ from mlw_lacovac._tree import Tree, TreeBuilder, child_sizes
 #: LaCovaC's default decision: the paper's Pcut with the core's adaptive top-label rule
 #: (the rule of ``mlw.thresholds.DEFAULT_THRESHOLD``, on only when the training set has
 #: (almost) no empty label sets). Pcut alone left 1-15% of the test rows empty on yeast,
-#: scene, medical, slashdot and bibtex, where none is, and the leaf modes 2-28% (issue 19).
+#: scene, medical, slashdot and bibtex, where none is, and the leaf modes 2-28%.
 DEFAULT_THRESHOLD = "pcut:top_label=auto"
 
 
@@ -84,7 +84,30 @@ def check_training_data(X: Any, Y: Any, min_samples: int) -> sp.csr_matrix:
 
 
 class MultiLabelTree(MultiLabelLearner):
-    """Common machinery of the three trees; see :class:`LaCovaC`."""
+    """Common machinery of the three trees; see :class:`LaCovaC`.
+
+    Parameters
+    ----------
+    min_samples : int
+        m: a node with fewer rows is a leaf (the paper's only size rule).
+    min_child : int
+        The smallest child of a horizontal split on a 0/1 feature (binary, one-hot and
+        sparse word features): 1, the paper's Algorithm 1, which names no child
+        minimum (the authors' code uses 2 for nominal attributes).
+    min_child_numeric : int or None
+        The smallest child of a split on any other (numeric) feature; None means m, as
+        the authors' code (C4.5's ``minNumObj`` for numeric attributes).
+    alpha : float
+        Pseudo-count of the leaf's smoothed joint distribution (``log_proba_of``, see
+        :mod:`mlw_lacovac._leaves`); 0 uses the raw subset frequencies.
+    marginals : "laplace" or "joint"
+        ``predict_proba``: the Laplace estimate (c_j + 1) / (n + 2) of each label in the
+        leaf (as the authors' implementation), or the marginals of the smoothed joint.
+    max_bins : int or None
+        Dense features: thresholds are tried only between values in different
+        training-set quantile bins (``max_bins`` per feature); None tries every midpoint
+        like the paper's sorted scan. Sparse ``X`` is always scanned exactly.
+    """
 
     _joint_prediction: ClassVar[bool] = True
     _method: ClassVar[str] = "lacovac"
@@ -208,40 +231,27 @@ class LaCovaC(MultiLabelTree):
     (default: the paper's Pcut with the adaptive top-label rule), or with
     ``threshold=None`` concatenates the leaves' modes (the joint decision).
 
+    The tree parameters shared with LaCova and ML-C4.5 (``min_samples``,
+    ``min_child``, ``min_child_numeric``, ``alpha``, ``marginals``, ``max_bins``) are
+    documented on :class:`MultiLabelTree`; ``mlw learners lacovac`` lists them all.
+
     Parameters
     ----------
-    min_samples : int
-        m: a node with fewer rows is a leaf (the paper's only size rule).
-    min_child : int
-        The smallest child of a horizontal split on a 0/1 feature (binary, one-hot and
-        sparse word features): 1, the paper's Algorithm 1, which names no child
-        minimum (the authors' code uses 2 for nominal attributes).
-    min_child_numeric : int or None
-        The smallest child of a split on any other (numeric) feature; None means m, as
-        the authors' code (C4.5's ``minNumObj`` for numeric attributes).
     z : float
         Normal quantile of the correlation test, lambda_n = z / sqrt(n - 1).
-    alpha : float
-        Pseudo-count of the leaf's smoothed joint distribution (``log_proba_of``, see
-        :mod:`mlw_lacovac._leaves`); 0 uses the raw subset frequencies.
-    marginals : "laplace" or "joint"
-        ``predict_proba``: the Laplace estimate (c_j + 1) / (n + 2) of each label in the
-        leaf (as the authors' implementation), or the marginals of the smoothed joint.
-    max_bins : int or None
-        Dense features: thresholds are tried only between values in different
-        training-set quantile bins (``max_bins`` per feature); None tries every midpoint
-        like the paper's sorted scan. Sparse ``X`` is always scanned exactly.
     threshold : str, strategy object or None
         How ``predict`` turns the marginals into label sets. Default
         :data:`DEFAULT_THRESHOLD`, ``"pcut:top_label=auto"``: the paper's Pcut (one
         cut on the predicted set matching the training label density) with the
         adaptive top-label rule (a row Pcut leaves empty gets its top label, only when
         at most 1% of the training label sets are empty); Pcut alone left 1-15% of the
-        test rows empty where none is, the leaf modes 2-28% (issue 19,
-        ``docs/defaults.md``).
+        test rows empty where none is, the leaf modes 2-28%
+        (``docs/guide/thresholds.md``).
         ``"pcut"`` is the paper's rule alone; ``None`` the joint decision (the
         concatenated leaf modes).
 
+    Notes
+    -----
     ``fit(X, Y, sample_weight=w)`` weighs the rows as frequencies (a row of weight 0
     is dropped, a row not there): a row of weight 2 counts as two rows in every size
     (``min_samples``, ``min_child``, the ``n`` of lambda_n), label count, pair count,
@@ -292,11 +302,14 @@ class LaCova(MultiLabelTree):
     Leaves, stopping rule and predictions are those of :class:`LaCovaC`'s leaf modes
     (``threshold=None``).
 
-    ``top_label`` (bool or ``"auto"``) is the core's top-label rule on that joint
-    decision: a row whose leaf modes are all empty gets its top label by the leaf
-    marginals. ``"auto"`` (default) only when at most 1% of the training label sets are
-    empty; ``False`` is the paper's leaf modes alone, which left 1.6-30% of the test rows
-    empty on data where none is (issue 19, ``docs/thresholds.md``).
+    Parameters
+    ----------
+    top_label : bool or "auto"
+        The core's top-label rule on that joint decision: a row whose leaf modes are
+        all empty gets its top label by the leaf marginals. ``"auto"`` (default) only
+        when at most 1% of the training label sets are empty; ``False`` is the paper's
+        leaf modes alone, which left 1.6-30% of the test rows empty on data where none
+        is (``docs/guide/thresholds.md``).
     """
 
     _method = "lacova"

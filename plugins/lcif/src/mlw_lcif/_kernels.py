@@ -14,8 +14,9 @@ outputs.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from mlw.jit import kernel
 from mlw.neighbors import scatter_touched
 
 #: The readings of conf_FL (``feature_votes``), as the kernels take them: each feature
@@ -27,7 +28,7 @@ VOTES_ALL = 1
 VOTES_MEAN = 2
 
 
-@njit(cache=True)
+@kernel
 def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
                q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, votes,
                f_indptr, f_indices, f_data, lam, acc_ins, acc_fl, den_fl, seen, touched,
@@ -105,7 +106,7 @@ def _score_row(i, nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
     return nt, wsum, xsum
 
 
-@njit(cache=True)
+@kernel
 def _fl_value(num, den_label, xsum, votes):
     """conf_FL of one candidate from its accumulated numerator: over the voting
     features' values (``VOTES_MEAN``) or over all the query's feature values."""
@@ -113,7 +114,7 @@ def _fl_value(num, den_label, xsum, votes):
     return num / den if den > 0.0 else 0.0
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
                      q_indptr, q_indices, q_data, fl_idx, fl_sim, k_feat, votes,
                      f_indptr, f_indices, f_data, lam, n_labels, n_chunks):
@@ -205,7 +206,7 @@ def score_candidates(nbr_idx, nbr_sim, k_ins, s_indptr, s_indices, s_data,
     return indptr, indices, data
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def filter_neighbours(idx, sim, drop, k):
     """Keep, in order, the first k neighbours of each row whose index is not marked in
     ``drop`` (uint8 per training row). Returns the filtered lists and, per row, whether
@@ -232,7 +233,7 @@ def filter_neighbours(idx, sim, drop, k):
     return out_i, out_s, short
 
 
-@njit(cache=True)
+@kernel
 def _bucket(s, T):
     """Largest m with T[m] <= s (T ascending, T[0] = 0); -1 when s < T[0]."""
     nT = T.shape[0]
@@ -248,7 +249,7 @@ def _bucket(s, T):
     return m
 
 
-@njit(cache=True)
+@kernel
 def _cardinality_threshold(A, B, lam, is_val, T, coarse, fine, target, top_label):
     """Replicates ``mlw.thresholds.CardinalityMatching`` (two-pass search, top-label
     rule) on the training rows of lam*A + (1-lam)*B; returns the index of T chosen."""
@@ -304,7 +305,7 @@ def _cardinality_threshold(A, B, lam, is_val, T, coarse, fine, target, top_label
     return t2 if v2 > best_v else best_m
 
 
-@njit(cache=True)
+@kernel
 def _metrics_on_validation(A, B, lam, is_val, Y, t, top_label, out):
     """All selection metrics of the thresholded validation rows, written into ``out``:
     0 accuracy, 1 f1_example, 2 f1_micro, 3 f1_macro, 4 -hamming_loss,
@@ -377,7 +378,7 @@ def _metrics_on_validation(A, B, lam, is_val, Y, t, top_label, out):
     out[5] = sub_sum / n_val
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def grid_evaluate(A, B, lams, is_val, Y, T, coarse, fine, target, top_label):
     """Score every (k_ins, k_feat, lambda) of one fold: A (n_k, n, L) instance
     confidences, B (n_kf, n, L) feature confidences of all rows (training rows scored

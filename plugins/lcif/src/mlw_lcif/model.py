@@ -20,7 +20,7 @@ from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
 #: over the same sum (cheaper on data with very many labels); ``"neighbour_mean"``, each
 #: feature only for its own neighbourhood, over the sum of the voting features' values
 #: (the mean similarity of the features that vote for the label: the reading that
-#: reproduces the paper's Table II, see the README).
+#: reproduces the paper's Table II, see ``docs/methods/lcif.md``).
 FEATURE_VOTES: tuple[str, ...] = ("all", "neighbours", "neighbour_mean")
 
 #: The paper's grid: k_ins, k_feat in 1..30 step 2, lambda in 0..1 step 0.1.
@@ -29,7 +29,47 @@ LAM_GRID: tuple[float, ...] = tuple(float(v) for v in np.round(np.arange(11) * 0
 
 
 class _LCIFBase(mlw.MultiLabelLearner):
-    """Shared machinery; subclasses fix which parts are used (``_kind``)."""
+    """Shared machinery; subclasses fix which parts are used (``_kind``).
+
+    Parameters
+    ----------
+    k_ins : int
+        Number of instance neighbours.
+    k_feat : int
+        Number of label neighbours of each feature (capped at the number of labels).
+    threshold : str or object
+        Thresholding strategy (default: the core's ``cardinality``).
+    cv : int or None
+        When set, choose ``k_ins``, ``k_feat`` and ``lam`` on the paper's grid by
+        ``cv``-fold cross-validation of the training data (``best`` in ``cv_results_``).
+    cv_metric : str
+        Metric maximised by the search (``accuracy``, ``f1_example``, ``f1_micro``,
+        ``f1_macro``, ``hamming_loss`` (minimised), ``subset_accuracy``).
+    random_state : int
+        Seed of the cross-validation folds.
+    feature_norm : str
+        ``"max"``: features scaled to [0, 1]; ``"l2"``: then every feature column
+        divided by its L2 norm over the training rows (unit-length feature vectors: a
+        rare word weighs more than a frequent one). ``"auto"`` (default): chosen by
+        the cross-validation with the other hyper-parameters when ``cv`` is set,
+        ``"max"`` otherwise. The fitted choice is ``feature_norm_``.
+    threshold_sample : int or None
+        The cardinality threshold is fitted on the leave-one-out scores of this many
+        training rows drawn at random (seeded by ``random_state``; each still scored
+        against all other training rows) when the training set is larger; ``None``:
+        all rows, the paper's exact procedure. Default 20,000: small data sets use all
+        rows, IMDB-sized ones a subsample (the threshold is one scalar on a 0.01 grid).
+        Used by strategies fitted from score blocks (``cardinality``).
+    feature_votes : str
+        The reading of conf_FL (the method page, "conf_FL"). ``"neighbour_mean"`` (default): a
+        feature votes only for the labels of its own ``k_feat``-neighbourhood, and a
+        label's score is the value-weighted mean similarity of the features voting for
+        it (the reading that reproduces the paper's Table II). ``"all"`` (the formula as
+        printed): every non-zero feature votes, with its similarity, for every candidate
+        label (a label in the neighbourhood of at least one of the query's features),
+        over the sum of all the query's feature values. ``"neighbours"``: votes as
+        ``"neighbour_mean"``, denominator as ``"all"``.
+    """
 
     _sparse_output = True  # CSR Y in fit: CSR scores and predictions
     _kind = "lcif"
@@ -129,6 +169,16 @@ class _LCIFBase(mlw.MultiLabelLearner):
     def _predict_proba(self, X: Any) -> Any:
         return self._scores(self.scaler_.transform(X))
 
+    def _predict_topk(self, X: Any, k: int) -> Any:
+        """The top k of each block's CSR scores: no dense (n, L) score matrix, at any
+        number of labels."""
+        from mlw.metrics.at_k import stack_topk, top_k
+
+        Qs = self.scaler_.transform(X)
+        parts = [top_k(self._sparse_scores(Qs[a:a + 32768]), k)
+                 for a in range(0, Qs.shape[0], 32768)]
+        return stack_topk(parts, k)
+
     def _training_scores(self, X: Any, Y: Any) -> Any:
         # each training instance is left out of its own neighbourhood
         return self._scores(self.Xs_, self_offset=0)
@@ -204,46 +254,15 @@ class LCIF(_LCIFBase):
     are scaled to [0, 1]. One threshold is chosen by cardinality matching on leave-one-out training
     scores, with the top-label rule on.
 
+    The parameters shared by the four LCIF learners (``k_ins``, ``k_feat``,
+    ``threshold``, ``cv``, ``cv_metric``, ``random_state``, ``feature_norm``,
+    ``threshold_sample``, ``feature_votes``) are documented on their base class
+    ``_LCIFBase``; ``mlw learners lcif`` lists them all.
+
     Parameters
     ----------
-    k_ins : int
-        Number of instance neighbours.
-    k_feat : int
-        Number of label neighbours of each feature (capped at the number of labels).
     lam : float
-        Weight of the instance part, in [0, 1].
-    threshold : str or object
-        Thresholding strategy (default: the core's ``cardinality``).
-    cv : int or None
-        When set, choose ``k_ins``, ``k_feat`` and ``lam`` on the paper's grid by
-        ``cv``-fold cross-validation of the training data (``best`` in ``cv_results_``).
-    cv_metric : str
-        Metric maximised by the search (``accuracy``, ``f1_example``, ``f1_micro``,
-        ``f1_macro``, ``hamming_loss`` (minimised), ``subset_accuracy``).
-    random_state : int
-        Seed of the cross-validation folds.
-    feature_norm : str
-        ``"max"``: features scaled to [0, 1]; ``"l2"``: then every feature column
-        divided by its L2 norm over the training rows (unit-length feature vectors: a
-        rare word weighs more than a frequent one). ``"auto"`` (default): chosen by
-        the cross-validation with the other hyper-parameters when ``cv`` is set,
-        ``"max"`` otherwise. The fitted choice is ``feature_norm_``.
-    threshold_sample : int or None
-        The cardinality threshold is fitted on the leave-one-out scores of this many
-        training rows drawn at random (seeded by ``random_state``; each still scored
-        against all other training rows) when the training set is larger; ``None``:
-        all rows, the paper's exact procedure. Default 20,000: small data sets use all
-        rows, IMDB-sized ones a subsample (the threshold is one scalar on a 0.01 grid).
-        Used by strategies fitted from score blocks (``cardinality``).
-    feature_votes : str
-        The reading of conf_FL (README, "conf_FL"). ``"neighbour_mean"`` (default): a
-        feature votes only for the labels of its own ``k_feat``-neighbourhood, and a
-        label's score is the value-weighted mean similarity of the features voting for
-        it (the reading that reproduces the paper's Table II). ``"all"`` (the formula as
-        printed): every non-zero feature votes, with its similarity, for every candidate
-        label (a label in the neighbourhood of at least one of the query's features),
-        over the sum of all the query's feature values. ``"neighbours"``: votes as
-        ``"neighbour_mean"``, denominator as ``"all"``.
+        Weight of the instance part, in [0, 1] (``1 - lam`` goes to the feature part).
 
     Examples
     --------

@@ -29,12 +29,13 @@ Maximum branching
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mlw.jit import kernel
 
 # -- logistic regression --------------------------------------------------------------
 
 
-@njit(cache=True)
+@kernel
 def _log1pexp_sigmoid(z):
     """log(1 + exp(z)) and sigmoid(z), overflow-free, from one exp(-|z|)."""
     e = np.exp(-abs(z))
@@ -43,12 +44,12 @@ def _log1pexp_sigmoid(z):
     return np.log1p(e), e / (1.0 + e)
 
 
-@njit(cache=True)
+@kernel
 def _log1pexp(z):
     return _log1pexp_sigmoid(z)[0]
 
 
-@njit(cache=True)
+@kernel
 def _sigmoid(z):
     return _log1pexp_sigmoid(z)[1]
 
@@ -58,7 +59,7 @@ def _sigmoid(z):
 _DOT_MATH = {"reassoc", "contract", "nsz", "arcp"}
 
 
-@njit(cache=True, fastmath=_DOT_MATH)
+@kernel(fastmath=_DOT_MATH)
 def _dot_dense_row(Xd, r, w):
     acc = 0.0
     for j in range(w.shape[0]):
@@ -66,7 +67,7 @@ def _dot_dense_row(Xd, r, w):
     return acc
 
 
-@njit(cache=True, fastmath=_DOT_MATH)
+@kernel(fastmath=_DOT_MATH)
 def _dot_sparse_row(indptr, indices, data, r, w):
     acc = 0.0
     for q in range(indptr[r], indptr[r + 1]):
@@ -74,7 +75,7 @@ def _dot_sparse_row(indptr, indices, data, r, w):
     return acc
 
 
-@njit(cache=True, fastmath=_DOT_MATH)
+@kernel(fastmath=_DOT_MATH)
 def _dot(a, b):
     acc = 0.0
     for j in range(a.shape[0]):
@@ -82,7 +83,7 @@ def _dot(a, b):
     return acc
 
 
-@njit(cache=True)
+@kernel
 def _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, rows, z, w):
     """``z[t]`` the logit of row ``rows[t]``; ``w`` (m,) is scratch (the scaled weights)."""
     m = scale.shape[0]
@@ -102,7 +103,7 @@ def _margins(theta, sparse, Xd, indptr, indices, data, scale, p, use_parent, row
         z[t] = acc
 
 
-@njit(cache=True)
+@kernel
 def _objective(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent, rows,
                lam, z, grad, w):
     """Objective value; fills ``grad`` and the margins ``z`` (``w``: scratch)."""
@@ -145,7 +146,7 @@ def _objective(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_par
     return f + 0.5 * lam * reg
 
 
-@njit(cache=True)
+@kernel
 def fit_logistic(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent, rows,
                  lam, max_iter, tol, history):
     """L-BFGS from ``theta`` (updated in place). Stops when the largest gradient entry is
@@ -251,7 +252,7 @@ def fit_logistic(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_p
     return f, it
 
 
-@njit(cache=True)
+@kernel
 def log_lik_rows(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_parent, rows):
     """sum_{r in rows} s_r log P(y_r | x_r, p_r) of a fitted logistic regression."""
     z = np.empty(rows.shape[0])
@@ -267,7 +268,7 @@ def log_lik_rows(theta, sparse, Xd, indptr, indices, data, scale, y, s, p, use_p
 # -- trees ------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@kernel
 def _log_factor(a, v, yi, yp):
     """log P(y_i = yi | x, y_parent = yp) for logit a + v * yp."""
     z = a + v * yp
@@ -276,7 +277,7 @@ def _log_factor(a, v, yi, yp):
     return -_log1pexp(z)
 
 
-@njit(cache=True)
+@kernel
 def component_log_proba(A, V, parents, Y):
     """log P(y_n | x_n, T_k), shape (n, K); ``Y`` uint8 (n, d)."""
     n, K, d = A.shape
@@ -294,7 +295,7 @@ def component_log_proba(A, V, parents, Y):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _logsumexp(vals):
     mx = -np.inf
     for k in range(vals.shape[0]):
@@ -308,7 +309,7 @@ def _logsumexp(vals):
     return mx + np.log(acc)
 
 
-@njit(cache=True)
+@kernel
 def mixture_log_proba(A, V, parents, log_lam, Y):
     """log sum_k lam_k P(y_n | x_n, T_k), shape (n,)."""
     comp = component_log_proba(A, V, parents, Y)
@@ -322,7 +323,7 @@ def mixture_log_proba(A, V, parents, log_lam, Y):
     return out
 
 
-@njit(cache=True)
+@kernel
 def mixture_marginals(A, V, parents, orders, lam):
     """Exact P(y_i = 1 | x) of the mixture, shape (n, d): per tree, the marginal of
     each node from its parent's marginal in topological order (a directed tree without
@@ -345,7 +346,7 @@ def mixture_marginals(A, V, parents, orders, lam):
     return out
 
 
-@njit(cache=True)
+@kernel
 def tree_map(A, V, parents, orders):
     """Exact MAP label vector of every tree by max-sum (leaves up, then root down),
     shape (n, K, d) uint8, and its log P(y | x, T_k), shape (n, K). Ties go to 0."""
@@ -391,7 +392,7 @@ def tree_map(A, V, parents, orders):
     return out, val
 
 
-@njit(cache=True)
+@kernel
 def _flip_delta(a_k, v_k, parent_k, ch_ptr_k, ch_k, y, i):
     """Change of log P(y | x, T_k) when y_i flips (only factor i and i's children's
     factors change)."""
@@ -409,7 +410,7 @@ def _flip_delta(a_k, v_k, parent_k, ch_ptr_k, ch_k, y, i):
     return delta
 
 
-@njit(cache=True)
+@kernel
 def anneal_map(A, V, parents, ch_ptr, ch, log_lam, init, n_iter, t_start, t_end, seed):
     """Approximate mixture MAP by simulated annealing, one row at a time.
 
@@ -474,7 +475,7 @@ def anneal_map(A, V, parents, ch_ptr, ch, log_lam, init, n_iter, t_start, t_end,
 # -- maximum branching ----------------------------------------------------------------------
 
 
-@njit(cache=True)
+@kernel
 def _max_arborescence(n_nodes, src, dst, w, root):
     """Chu-Liu/Edmonds: the maximum-weight spanning arborescence rooted at ``root`` of
     the graph with edges ``src -> dst`` of weights ``w``. Returns, for every node, the
@@ -550,7 +551,7 @@ def _max_arborescence(n_nodes, src, dst, w, root):
     return result
 
 
-@njit(cache=True)
+@kernel
 def max_branching(W):
     """The CTBN structure maximising sum_i W[parent(i), i] (``W[i, i]``: no parent):
     parent array (d,), -1 for a root. Solved as the maximum spanning arborescence of

@@ -27,8 +27,7 @@ TOL = 1e-4
 #: converged that enron's tree (C = 1) differs from the tree of converged edge models in
 #: 8 of 53 parents; at EDGE_TOL in 10, with 2.4x fewer L-BFGS iterations, and the
 #: quality table's ctbn rows do not move beyond noise. ``mc`` keeps TOL for its edge
-#: models: at EDGE_TOL its emotions EMA fell 0.351 -> 0.336 (paired p = 0.03) (README,
-#: "Choices" and "Speed").
+#: models: at EDGE_TOL its emotions EMA fell 0.351 -> 0.336 (paired p = 0.03).
 EDGE_TOL = 1e-3
 MAX_ITER = 200
 HISTORY = 10

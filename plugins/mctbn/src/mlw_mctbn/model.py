@@ -219,14 +219,14 @@ class CTBN(_TreeMixtureLearner):
         The core's top-label rule on the MAP: a row whose MAP is the empty set gets its
         label of highest marginal. ``"auto"`` (default) only when at most 1% of the
         training label sets are empty; ``False`` is the paper's MAP alone, which left
-        3-12% of the test rows empty on data where none is (issue 19,
-        ``docs/thresholds.md``).
+        3-12% of the test rows empty on data where none is
+        (``docs/guide/thresholds.md``).
     factor : {"feature", "switching"}
-        The form of P(y_i | x, y_parent): ``"switching"`` (default since session 10),
+        The form of P(y_i | x, y_parent): ``"switching"`` (default),
         one logistic regression on x per value of the parent (the authors' released
         code), each fitted on the rows with that parent value; ``"feature"``, one
-        logistic regression on x and the parent's 0/1 value (the default before; the
-        README's "The decision" gives the evidence for the change).
+        logistic regression on x and the parent's 0/1 value (the default before;
+        ``docs/methods/mctbn.md`` gives the evidence for the change).
 
     Attributes
     ----------
@@ -558,7 +558,7 @@ class MixtureOfCTBNs(_TreeMixtureLearner):
         fitted learners (``[k]`` has k + 1 trees). These are the mixtures learned on
         the internal training part, before the final refit on all the data (the last
         one is the fitted model before that refit); Figure 3 of the paper is measured
-        on them (``benchmarks/quality_mctbn.py``)."""
+        on them (``benchmarks/bench_mctbn_quality.py``)."""
         check_is_fitted(self, "n_labels_")
         if self.path_ is None:
             raise ValueError("staged_models needs keep_path=True at fit time")

@@ -6,17 +6,18 @@ Conventions. ``S`` is the (n, L) float64 matrix of label scores s_il = <w_l, x_i
 included), ``Y`` and ``Ybar`` are (n, L) uint8 0/1 matrices. Every oracle returns, for
 each row, a label vector maximising  Delta(y_i, ybar) + sum_l s_il * ybar_l  (the
 margin-rescaling argmax of Eq. 7) and its loss Delta(y_i, ybar). Ratios with a zero
-denominator follow mlw's metric convention (docs/metrics.md): 1 when the prediction is
+denominator follow mlw's metric convention (docs/guide/metrics.md): 1 when the prediction is
 perfect there (a = b = c = 0), 0 otherwise. Validation is done by the Python wrappers.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mlw.jit import kernel
 
 #: Loss codes (``loss_code`` arguments).
-LOSS_HAMMING = 0  # b + c: the number of wrong labels (see the README on its scale)
+LOSS_HAMMING = 0  # b + c: the number of wrong labels (see ``docs/methods/ssvm.md`` on its scale)
 LOSS_SUBSET = 1  # [y != ybar]
 LOSS_FBETA = 2  # 1 - (1 + beta^2) a / ((1 + beta^2) a + b + beta^2 c)
 LOSS_JACCARD = 3  # 1 - a / (a + b + c)
@@ -24,14 +25,14 @@ LOSS_PRECISION = 4  # 1 - a / (a + b)
 LOSS_RECALL = 5  # 1 - a / (a + c)
 
 
-@njit(cache=True)
+@kernel
 def _ratio(num, den, perfect):
     if den > 0.0:
         return num / den
     return 1.0 if perfect else 0.0
 
 
-@njit(cache=True)
+@kernel
 def contingency_loss(code, beta2, a, b, c, d):
     """Loss of a prediction with contingency counts a (true positives), b (false
     positives), c (false negatives), d (true negatives); ``beta2`` is beta squared."""
@@ -52,7 +53,7 @@ def contingency_loss(code, beta2, a, b, c, d):
     return 1.0 - _ratio(af, af + cf, perfect and a == 0)
 
 
-@njit(cache=True)
+@kernel
 def row_loss(code, beta2, y, ybar):
     """Delta(y, ybar) of one pair of 0/1 vectors."""
     a = 0
@@ -69,7 +70,7 @@ def row_loss(code, beta2, y, ybar):
     return contingency_loss(code, beta2, a, b, c, y.size - a - b - c)
 
 
-@njit(cache=True)
+@kernel
 def losses(code, beta2, Y, Ybar):
     """Delta(y_i, ybar_i) for every row."""
     n = Y.shape[0]
@@ -82,7 +83,7 @@ def losses(code, beta2, Y, Ybar):
 # ----------------------------------------------------------------------------------------
 # loss-augmented argmax oracles
 # ----------------------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def _argmax_hamming(s, y, out):
     """Section 4.3: per label, ybar_l = 1 iff s_l + [y_l = 0] > [y_l = 1] (the loss
     counts wrong labels, b + c)."""
@@ -99,7 +100,7 @@ def _argmax_hamming(s, y, out):
     return float(errors)
 
 
-@njit(cache=True)
+@kernel
 def _argmax_subset(s, y, out):
     """Section 4.2: the thresholded vector [s > 0] if it differs from y (loss 1 is the
     largest possible); otherwise y itself or y with the label of smallest |s| flipped,
@@ -123,7 +124,7 @@ def _argmax_subset(s, y, out):
     return 0.0
 
 
-@njit(cache=True)
+@kernel
 def _argmax_contingency(code, beta2, s, y, out, pos, neg, psum, nsum):
     """Algorithm 2 (after Joachims 2005): for every number a of true positives, the
     best prediction with a true positives and b false positives switches on the a
@@ -183,7 +184,7 @@ def _argmax_contingency(code, beta2, s, y, out, pos, neg, psum, nsum):
     return best_loss
 
 
-@njit(cache=True)
+@kernel
 def most_violated(code, beta2, S, Y):
     """The loss-augmented argmax (Eq. 7) of every row: ``(Ybar, losses)``."""
     n, L = S.shape
@@ -204,7 +205,7 @@ def most_violated(code, beta2, S, Y):
     return Ybar, out_loss
 
 
-@njit(cache=True)
+@kernel
 def most_violated_contingency(code, beta2, S, Y):
     """Algorithm 2 for any loss code, Hamming and subset 0/1 included (a cross-check of
     their dedicated oracles)."""
@@ -224,7 +225,7 @@ def most_violated_contingency(code, beta2, S, Y):
 # ----------------------------------------------------------------------------------------
 # joint constraints
 # ----------------------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def margin_gap(S, Y, Ybar):
     """(1/n) sum_i sum_l s_il (y_il - ybar_il) = <w, g> of the joint constraint of
     ``Ybar`` (g defined in :func:`constraint_sum_dense`)."""
@@ -240,7 +241,7 @@ def margin_gap(S, Y, Ybar):
     return total / n
 
 
-@njit(cache=True)
+@kernel
 def _differing(Y, Ybar, i, diff, sign):
     """The labels where row ``i`` of ``Ybar`` differs from ``Y``: their indices into
     ``diff[:m]``, +1 (y = 1) or -1 into ``sign[:m]``; returns m."""
@@ -253,7 +254,7 @@ def _differing(Y, Ybar, i, diff, sign):
     return m
 
 
-@njit(cache=True)
+@kernel
 def constraint_sum_dense(X, bias, Y, Ybar):
     """g = (1/n) sum_i x_i (x) (y_i - ybar_i) with the bias feature appended: a
     (p + 1, L) matrix whose last row is the bias part. Only the labels where ybar
@@ -277,7 +278,7 @@ def constraint_sum_dense(X, bias, Y, Ybar):
     return g / n
 
 
-@njit(cache=True)
+@kernel
 def constraint_sum_csr(indptr, indices, data, p, bias, Y, Ybar):
     """:func:`constraint_sum_dense` for CSR ``X`` (``indptr, indices, data``)."""
     n, L = Y.shape
@@ -301,7 +302,7 @@ def constraint_sum_csr(indptr, indices, data, p, bias, Y, Ybar):
 # ----------------------------------------------------------------------------------------
 # constraint cache (SVM-struct's -w 4: up to m label vectors per example)
 # ----------------------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def _row_value(s, y, ybar, loss):
     """Violation of one example's constraint: loss - sum_l s_l (y_l - ybar_l)."""
     v = loss
@@ -314,7 +315,7 @@ def _row_value(s, y, ybar, loss):
     return v
 
 
-@njit(cache=True)
+@kernel
 def cache_best(S, Y, cache_Y, cache_loss, cache_count):
     """Per example, the cached label vector of largest violation under the current
     scores, or y itself (violation 0) when none is violated: ``(Ybar, losses)``."""
@@ -339,7 +340,7 @@ def cache_best(S, Y, cache_Y, cache_loss, cache_count):
     return Ybar, out_loss
 
 
-@njit(cache=True)
+@kernel
 def cache_insert(S, Y, Ybar, ybar_loss, cache_Y, cache_loss, cache_count):
     """Add each example's new label vector to its cache unless it equals y or is
     already cached; a full cache drops its least violated entry. Returns the number of

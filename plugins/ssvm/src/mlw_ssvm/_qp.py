@@ -163,7 +163,7 @@ def _solve_exact(H: np.ndarray, delta: np.ndarray, C: float, tol: float,
        (:func:`_solve_pinned`), exact up to 2^-52 C |f_k0|^2, or step 1 is tried if that
        multiplier's sum was below C.
 
-    Until session 11 this function stopped at step 2, which left every active
+    An earlier version of this function stopped at step 2, which left every active
     constraint off by xi's round-off (2^-52 C / rho: 4.9e-4 loss units at C = 4395 on
     near-duplicate constraints, where the sum was below C and the optimum needs d_k =
     0; tests/test_ssvm_qp.py). Step 3's pinned solve costs about 12% more quadprog time

@@ -79,7 +79,7 @@ class StructuredSVM(MultiLabelLearner):
         convention (losses in percent). The paper does not state its scale, and with
         epsilon = 0.1 it matters: training with lambda x Delta at (C, epsilon) is the
         unit-loss problem at (C / lambda, epsilon / lambda), solved that way, with w
-        multiplied by lambda. README, "Loss scale and epsilon".
+        multiplied by lambda (``docs/methods/ssvm.md``, "Loss scale and epsilon").
     bias : float
         Value of the constant feature appended to x (its weight is regularised like the
         others, as in the paper); 0 for no intercept.
@@ -89,7 +89,7 @@ class StructuredSVM(MultiLabelLearner):
         every iteration: the oracles are cheap next to a QP solve, and constraints
         taken from the cache are weaker, so on the paper's data the cache doubled the
         iterations of struct_hamming and struct_subset and did not help struct_f1
-        (``benchmarks/bench_ssvm.py``). Both reach the same optimum within epsilon.
+        (``benchmarks/bench_ssvm_speed.py``). Both reach the same optimum within epsilon.
     max_iter : int
         Most cutting-plane iterations (QP solves); a ``ConvergenceWarning`` is issued
         when it is reached before the epsilon criterion.
@@ -126,7 +126,7 @@ class StructuredSVM(MultiLabelLearner):
     (``top_label``, default ``"auto"``: on only when at most 1% of the training label
     sets are empty, a row with no positive margin gets its label of largest margin;
     ``False`` is the paper's decision alone, which left 2-17% of the test rows empty on
-    emotions and scene, where none is: issue 19, ``docs/thresholds.md``; the Table 2
+    emotions and scene, where none is: ``docs/guide/thresholds.md``; the Table 2
     configs pin it). ``decision_function`` gives
     the margins <w_l, x>; ``predict_proba`` is their logistic sigmoid: a score in
     (0, 1) that is 0.5 on the decision boundary and orders instances like the margins,
@@ -303,7 +303,14 @@ MEASURES = ("f_beta", "jaccard", "precision", "recall")
 class StructF1(StructuredSVM):
     """Struct(F1): the structural SVM trained with 1 - F_beta (``beta=1``: the paper's
     F1), or with 1 - Jaccard, 1 - precision or 1 - recall (``measure``), all through
-    Algorithm 2. Other parameters and attributes as :class:`StructuredSVM`."""
+    Algorithm 2. Other parameters and attributes as :class:`StructuredSVM`.
+
+    Parameters
+    ----------
+    measure : {"f_beta", "jaccard", "precision", "recall"}
+        The training loss: 1 - F_beta (with ``beta``), 1 - Jaccard, 1 - precision or
+        1 - recall.
+    """
 
     def __init__(self, *, C: float = 1e4, beta: float = 1.0, measure: str = "f_beta",
                  epsilon: float = 0.1, loss_scale: float | str = "auto", bias: float = 1.0,

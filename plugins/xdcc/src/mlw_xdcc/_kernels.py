@@ -15,7 +15,7 @@ Conventions
   the raw cut values ``edges[edge_off[f] .. edge_off[f+1]-1]`` (one fewer than bins):
   a present value ``x`` has bin ``#{edges_f <= x}``; "bin <= b goes left" is the raw
   test ``x < edges_f[b]`` (``+inf`` when ``b`` is the last bin).
-* Compile time (a fresh install's first ``mlw fit``, issue 16): the small helpers that
+* Compile time (a fresh install's first ``mlw fit``): the small helpers that
   ``grow_tree`` alone calls (``_take_slot``, ``_build``, ``_unbuild``, ``_partition``,
   ``_goes_left``) are inlined into it at numba's IR level (``inline="always"``: one
   compilation instead of six, 0.2-0.4 s CPU less, the same machine code's speed);
@@ -36,7 +36,8 @@ Conventions
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mlw.jit import kernel
 
 MISSING = np.uint16(65535)
 GAIN_EPS = 1e-10
@@ -45,7 +46,7 @@ GAIN_EPS = 1e-10
 # --------------------------------------------------------------------------------------
 # binning
 # --------------------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def _bin_of(edges, lo, hi, x):
     """``#{edges[lo:hi] <= x}`` (``np.searchsorted(..., side="right")`` on the slice,
     written out: numba compiles the generic one in ~0.8 s on a fresh install)."""
@@ -60,7 +61,7 @@ def _bin_of(edges, lo, hi, x):
     return a - lo
 
 
-@njit(cache=True)
+@kernel
 def bin_sparse(indptr, indices, data, edges, edge_off, out_bins):
     """Bin codes of the stored entries of a CSR matrix (absent entries are missing).
     A stored NaN is missing too: it gets the code MISSING."""
@@ -74,7 +75,7 @@ def bin_sparse(indptr, indices, data, edges, edge_off, out_bins):
                 out_bins[k] = _bin_of(edges, edge_off[f], edge_off[f + 1], x)
 
 
-@njit(cache=True)
+@kernel
 def csr_append_dense(indptr, indices, data, n_features, block):
     """A CSR matrix with the dense ``block`` appended as columns ``n_features..``;
     NaN in ``block`` stays absent (missing), every other value (0 included) is stored."""
@@ -108,7 +109,7 @@ def csr_append_dense(indptr, indices, data, n_features, block):
 # --------------------------------------------------------------------------------------
 # gradients
 # --------------------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def logistic_gradients(margin, Y, mask, GH):
     """``GH[i] = (p - y, p(1-p), 1)`` per label, times ``mask`` (0 freezes a label of an
     instance: separate-and-conquer).  ``Y`` and ``mask`` are dense uint8 (n, L)."""
@@ -129,7 +130,7 @@ def logistic_gradients(margin, Y, mask, GH):
 # --------------------------------------------------------------------------------------
 # split scoring (Table 1)
 # --------------------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def label_score(G, H, crit, lam):
     """The per-label node score of criterion ``crit`` (Table 1's summand): ``G^2/(H+lam)``,
     ``-G/(H+lam)`` or ``|G|/(H+lam)``; 0 when ``H + lam`` is not positive."""
@@ -143,7 +144,7 @@ def label_score(G, H, crit, lam):
     return abs(G) / den
 
 
-@njit(cache=True)
+@kernel
 def node_scores(total, L, crit, lam, out):
     """Per-label scores of a node with sums ``total`` into ``out``; returns the node's
     aggregated score (sum or maximum over the labels, Table 1)."""
@@ -160,7 +161,7 @@ def node_scores(total, L, crit, lam, out):
     return agg
 
 
-@njit(cache=True)
+@kernel
 def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, parent, sl,
                sr):
     """Best split of one node from its histogram ``hist`` (total_bins, W).
@@ -284,7 +285,7 @@ def best_split(hist, feat_off, feats, total, L, crit, lam, mcw, acc, best_left, 
 # --------------------------------------------------------------------------------------
 # histograms and row partitions
 # --------------------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def hist_dense(codes, feat_off, feats, rows, start, end, GH, hist):
     """Add the gradient rows of ``rows[start:end]`` into ``hist`` (dense codes), for the
     features ``feats`` only (a feature missing in every row is left out by the caller:
@@ -301,7 +302,7 @@ def hist_dense(codes, feat_off, feats, rows, start, end, GH, hist):
                     hist[base, w] += GH[r, w]
 
 
-@njit(cache=True)
+@kernel
 def hist_sparse(indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hist):
     """Add the gradient rows of ``rows[start:end]`` into ``hist`` (CSR codes)."""
     W = GH.shape[1]
@@ -316,7 +317,7 @@ def hist_sparse(indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hi
                     hist[base, w] += GH[r, w]
 
 
-@njit(cache=True)
+@kernel
 def _sparse_code(indptr, indices, bins, r, f):
     lo = indptr[r]
     hi = indptr[r + 1]
@@ -332,7 +333,7 @@ def _sparse_code(indptr, indices, bins, r, f):
     return MISSING
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _goes_left(codes, indptr, indices, bins, r, f, b, dl):
     c = MISSING
     if codes is not None:
@@ -344,7 +345,7 @@ def _goes_left(codes, indptr, indices, bins, r, f, b, dl):
     return c <= b
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _partition(codes, indptr, indices, bins, rows, start, end, f, b, dl, tmp):
     """Stable in-place partition of ``rows[start:end]``; returns the first right index."""
     nl = start
@@ -365,7 +366,7 @@ def _partition(codes, indptr, indices, bins, rows, start, end, f, b, dl, tmp):
 # --------------------------------------------------------------------------------------
 # growing one tree
 # --------------------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _build(codes, indptr, indices, bins, feat_off, fmask, feats, rows, start, end, GH,
            hist):
     if codes is not None:
@@ -374,7 +375,7 @@ def _build(codes, indptr, indices, bins, feat_off, fmask, feats, rows, start, en
         hist_sparse(indptr, indices, bins, feat_off, fmask, rows, start, end, GH, hist)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _unbuild(codes, indptr, indices, bins, feat_off, fmask, feats, rows, start, end, hist):
     """Zero exactly the histogram rows that the rows ``rows[start:end]`` touch."""
     W = hist.shape[1]
@@ -398,7 +399,7 @@ def _unbuild(codes, indptr, indices, bins, feat_off, fmask, feats, rows, start, 
                         hist[feat_off[f] + b, w] = 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _take_slot(pool, clean, free, n_free):
     """A zeroed histogram buffer from the free list: ``(slot, n_free)``."""
     n_free -= 1
@@ -412,7 +413,7 @@ def _take_slot(pool, clean, free, n_free):
     return slot, n_free
 
 
-@njit(cache=True)
+@kernel
 def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, n_bins, GH, rows,
               L, max_depth, crit, lam, gamma, mcw, eta, pool, clean, tmp, sums,
               node_feat, node_bin, node_dl, node_left, node_right, node_gain, node_value):
@@ -601,7 +602,7 @@ def grow_tree(codes, indptr, indices, bins, feat_off, fmask, feats, n_bins, GH, 
 # --------------------------------------------------------------------------------------
 # prediction
 # --------------------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def _walk(x, roots, t0, t1, feat, thr, dl, left, value, out_row):
     """Add the leaf weights of trees t0..t1-1 for one raw row ``x`` (NaN = missing).
     The right child of a node is always ``left + 1``; unsigned node ids spare numba's
@@ -622,14 +623,14 @@ def _walk(x, roots, t0, t1, feat, thr, dl, left, value, out_row):
             out_row[j] += value[nid, j]
 
 
-@njit(cache=True)
+@kernel
 def predict_dense(X, roots, t0, t1, feat, thr, dl, left, value, out):
     """Add the outputs of trees ``t0..t1-1`` (root node ids ``roots``) to ``out``."""
     for i in range(X.shape[0]):
         _walk(X[i], roots, t0, t1, feat, thr, dl, left, value, out[i])
 
 
-@njit(cache=True)
+@kernel
 def predict_sparse(indptr, indices, data, n_features, roots, t0, t1, feat, thr, dl, left,
                    value, out):
     """As :func:`predict_dense` for CSR rows; absent entries are missing."""

@@ -152,7 +152,7 @@ class CodeMatrix:
     the prediction kernels walk a tree grown on the bins: in code space "bin <= b goes
     left" is the raw test ``code < b + 1``.  Training then adds each new tree's leaf
     values with the very kernel that predicts, and a fresh install compiles one tree
-    walk, not two (issue 16; ~0.35 s CPU of the first ``mlw fit``)."""
+    walk, not two (~0.35 s CPU of the first ``mlw fit``)."""
 
     dense: np.ndarray | None
     indptr: np.ndarray | None = None

@@ -26,12 +26,17 @@ class CCXGB(BoosterParams, mlw.MultiLabelLearner):
     appended for the next.  ``predict_proba`` returns the probabilities met along that
     greedy path and ``log_proba_of(X, Y)`` the chain's exact log P(y | x).
 
-    ``threshold``: ``None`` makes ``predict`` the greedy chain; by default
-    (:data:`mlw.thresholds.DEFAULT_THRESHOLD`, issue 19, as the baselines' ``cc``) a
-    thresholding strategy decides on the greedy path's probabilities instead.
+    The booster parameters are :class:`BoosterParams`'.
 
-    ``order``: ``None`` for a random order drawn from ``random_state``, or a
-    permutation of ``range(L)``; the booster parameters are :class:`BoosterParams`'.
+    Parameters
+    ----------
+    order : sequence of int or None
+        Label order: ``None`` for a random order drawn from ``random_state``, or a
+        permutation of ``range(L)``.
+    threshold : str, strategy object or None
+        ``None`` makes ``predict`` the greedy chain; by default
+        (:data:`mlw.thresholds.DEFAULT_THRESHOLD`, as the baselines' ``cc``) a
+        thresholding strategy decides on the greedy path's probabilities instead.
     """
 
     _allow_nan = True

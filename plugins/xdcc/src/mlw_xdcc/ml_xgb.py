@@ -21,7 +21,14 @@ from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 @dataclass(kw_only=True, repr=False, eq=False)
 class _ThresholdedBooster(BoosterParams, mlw.MultiLabelLearner):
     """The booster parameters (:class:`BoosterParams`, declared once for every learner
-    of the plugin) plus ``threshold``; scores are thresholded by the core."""
+    of the plugin) plus ``threshold``; scores are thresholded by the core.
+
+    Parameters
+    ----------
+    threshold : str or strategy object
+        Thresholding strategy applied to ``predict_proba`` (default: the core's
+        ``"cardinality:top_label=auto"``; ``"fixed"`` is the 0.5 cut).
+    """
 
     _allow_nan = True
 

@@ -1,4 +1,8 @@
-"""Registers the plugin's learners with mlw (entry point ``xdcc = "mlw_xdcc.plugin"``)."""
+"""Registers the plugin's learners with mlw (entry point ``xdcc = "mlw_xdcc.plugin"``).
+
+Each learner's parameters are documented in its class docstring (the booster's on
+``mlw_xdcc._params.BoosterParams``), where ``mlw learners NAME`` reads them.
+"""
 
 from __future__ import annotations
 
@@ -13,26 +17,19 @@ _MODEL_TYPES = ("mlw_xdcc.booster:TreeEnsemble", "mlw_xdcc.xdcc:ChainState")
 
 @mlw.hookimpl
 def mlw_register_learners(register: Callable[[mlw.LearnerSpec], None]) -> None:
-    from mlw_xdcc._docs import BOOSTER_PARAM_DOCS as P
-    from mlw_xdcc._docs import CC_DOCS, JOINT_THRESHOLD_DOCS, THRESHOLD_DOCS, XDCC_DOCS
-
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
         name="xdcc", factory="mlw_xdcc.xdcc:XDCC",
-        description="dynamic classifier chain of gradient-boosted multi-label trees (XDCC)",
-        param_docs={**P, **XDCC_DOCS, **JOINT_THRESHOLD_DOCS}))
+        description="dynamic classifier chain of gradient-boosted multi-label trees (XDCC)"))
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
         name="ml_xgb", factory="mlw_xdcc.ml_xgb:MLXGB",
-        description="gradient-boosted trees with one weight per label in each leaf (ML-XGB)",
-        param_docs={**P, **THRESHOLD_DOCS}))
+        description="gradient-boosted trees with one weight per label in each leaf (ML-XGB)"))
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
         name="br_xgb", factory="mlw_xdcc.ml_xgb:BRXGB",
-        description="binary relevance of single-label boosters (the ML-XGB booster, L=1)",
-        param_docs={**P, **THRESHOLD_DOCS}))
+        description="binary relevance of single-label boosters (the ML-XGB booster, L=1)"))
     register(mlw.LearnerSpec(
         model_types=_MODEL_TYPES,
         name="cc_xgb", factory="mlw_xdcc.cc_xgb:CCXGB",
-        description="greedy classifier chain of single-label boosters (the ML-XGB booster)",
-        param_docs={**P, **CC_DOCS, **JOINT_THRESHOLD_DOCS}))
+        description="greedy classifier chain of single-label boosters (the ML-XGB booster)"))

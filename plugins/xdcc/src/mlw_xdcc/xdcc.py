@@ -18,10 +18,10 @@ from mlw_xdcc._params import BoosterParams
 from mlw_xdcc.binning import append_binary_block, append_block, bin_matrix, cuts_of
 from mlw_xdcc.booster import TreeEnsemble, _sigmoid, fit_ensemble
 
-#: the default chain length never exceeds this many rounds (issue 19: a chain of c rounds
+#: the default chain length never exceeds this many rounds (a chain of c rounds
 #: costs about c ML-XGB fits, and 3 rounds put a fit at 2.67-3.11 ML-XGB fits on a
 #: generated set with 174 labels; 2 rounds changed example F1 by -0.0003..+0.0095 on the
-#: shared sets: the README's "High label cardinality" gives the measurements)
+#: shared sets: ``docs/methods/xdcc.md``, "High label cardinality")
 MAX_DEFAULT_CHAIN_LENGTH = 2
 
 
@@ -153,12 +153,6 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
     (separate-and-conquer).  The same procedure runs on the training data (with the
     training predictions) and at prediction time.
 
-    ``threshold``: ``None`` makes ``predict`` the chain's own decision (below, the
-    paper's); by default (:data:`mlw.thresholds.DEFAULT_THRESHOLD`, issue 19) a
-    thresholding strategy fitted on the training scores decides on ``predict_proba``
-    instead, because the chain's 0.5 decision left up to 8% of test rows empty on
-    data with no empty label set (docs/defaults.md).
-
     The chain's own decision: propagated labels keep their propagated
     value; the others are cut at 0.5 on the maximum of their probabilities over the
     rounds (``cumulated=True``, Eq. 9; XDCC-cum) or are negative (``cumulated=False``,
@@ -166,16 +160,49 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
     ``predict_proba`` returns the propagated probability for propagated labels and, for
     the others, the maximum over rounds (XDCC-cum) or the last round's probability
     (XDCC-std, a score: its decision for them is negative whatever the score).
+    ``round_seconds_`` holds the process CPU time at the end of each training round.
+    The booster parameters are :class:`BoosterParams`'.
 
-    ``chain_length``: number of rounds (``None``: :func:`default_chain_length`, the
-    training label cardinality rounded up plus one, at most
-    :data:`MAX_DEFAULT_CHAIN_LENGTH` = 2 and at most the number of labels: 2 rounds on
-    any data with a label).  Each round costs about one ML-XGB fit, so the cap bounds
-    the default fit time whatever the cardinality; XDCC-cum converges in the first
-    rounds (the paper's Figure 2; see the README for the measurements behind the cap).
-    Set ``chain_length`` for a longer chain (the paper's grids do).  ``round_seconds_``
-    holds the process CPU time at the end of each training round.
+    Parameters
+    ----------
+    chain_length : int or None
+        Number of rounds (``None``: :func:`default_chain_length`, the training label
+        cardinality rounded up plus one, at most :data:`MAX_DEFAULT_CHAIN_LENGTH` = 2
+        and at most the number of labels: 2 rounds on any data with a label). Each
+        round costs about one ML-XGB fit, so the cap bounds the default fit time
+        whatever the cardinality; XDCC-cum converges in the first rounds (the paper's
+        Figure 2). Set it for a longer chain (the paper's grids do).
+    cumulated : bool
+        Eq. 9: labels never propagated take the maximum of their probabilities over
+        the rounds (XDCC-cum); ``False``: they are negative (XDCC-std).
+    label_features : "probability" or "binary"
+        What a propagated label feeds the later rounds: the probability it was
+        propagated with (Eq. 8) or its 0/1 value.
+    extremes_over : "all" or "open"
+        Eq. 8's most and least probable label among ``"all"`` labels (as printed: an
+        instance may propagate nothing in a round) or among the ``"open"`` ones, not
+        yet propagated (exactly one per round).
+    propagation : "in_sample" or "out_of_fold"
+        How the *training* instances' labels are propagated. ``"in_sample"``
+        (default, the paper's): with the training predictions of the round's booster,
+        which has seen those rows, so the training label-features are more often right
+        than the test ones will be. ``"out_of_fold"`` (an extension, not in the paper):
+        with the predictions of ``propagation_folds`` boosters, each fit on the other
+        folds of the training rows (same features, same separate-and-conquer mask, the
+        same quantile cuts) and predicting its held-out fold; the booster kept for
+        prediction is still the one fit on all rows, so prediction is unchanged and fit
+        costs ``propagation_folds + 1`` boosters per round.
+    propagation_folds : int
+        Folds of ``"out_of_fold"`` propagation (at least 2).
+    threshold : str, strategy object or None
+        ``None`` makes ``predict`` the chain's own decision (above, the paper's); by
+        default (:data:`mlw.thresholds.DEFAULT_THRESHOLD`) a thresholding strategy
+        fitted on the training scores decides on ``predict_proba`` instead, because the
+        chain's 0.5 decision left up to 8% of test rows empty on data with no empty
+        label set (the Thresholds guide, "The default decision").
 
+    Notes
+    -----
     ``fit(X, Y, sample_weight=w)``: each booster of the chain weighs its rows'
     gradients and hessians and its label priors by ``w``, the quantile cuts of the
     features and of each round's label-features are weighted quantiles, and rows of
@@ -184,16 +211,6 @@ class XDCC(BoosterParams, mlw.MultiLabelLearner):
     repeated that many times and a weight of 0 dropping the row (tested; equal up to
     the rounding of the gradient sums).  Out-of-fold propagation draws the folds per
     row.  The threshold is fitted unweighted (the core's rule).
-
-    ``propagation``: how the *training* instances' labels are propagated.
-    ``"in_sample"`` (default, the paper's): with the training predictions of the
-    round's booster, which has seen those rows, so the training label-features are
-    more often right than the test ones will be.  ``"out_of_fold"`` (an extension, not
-    in the paper): with the predictions of ``propagation_folds`` boosters, each fit on
-    the other folds of the training rows (same features, same separate-and-conquer mask,
-    the same quantile cuts) and predicting its held-out fold; the booster kept for
-    prediction is still the one fit on all rows, so prediction is unchanged and fit
-    costs ``propagation_folds + 1`` boosters per round.
 
     Examples
     --------

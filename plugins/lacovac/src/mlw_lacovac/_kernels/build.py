@@ -20,8 +20,8 @@ repeated rows.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from mlw.jit import kernel
 from mlw_lacovac._kernels.criterion import CRIT_ENTROPY, CRIT_LACOVA, CRIT_VARIANCE, node_context
 from mlw_lacovac._kernels.leaves import HSPLIT, LEAF, VSPLIT, leaf_subsets
 from mlw_lacovac._kernels.rng import draw_features
@@ -41,7 +41,7 @@ METHOD_LACOVA = 1
 METHOD_MLC45 = 2
 
 
-@njit(cache=True)
+@kernel
 def _grow(a, need):
     if need <= a.size:
         return a
@@ -50,7 +50,7 @@ def _grow(a, need):
     return b
 
 
-@njit(cache=True)
+@kernel
 def local_labels_into(y_indptr, y_indices, rows, label_map, lptr, lidx):
     """The node's rows as a CSR of local label positions, into ``lptr``/``lidx``."""
     lptr[0] = 0
@@ -65,7 +65,7 @@ def local_labels_into(y_indptr, y_indices, rows, label_map, lptr, lidx):
         lptr[t + 1] = m
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, x_indices,
               x_data, xone, y_indptr, y_indices, w, n_labels, root_rows, max_features,
               rng_state):
@@ -454,7 +454,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             sub_bits[:nb].copy(), reach[0])
 
 
-@njit(cache=True)
+@kernel
 def _add_leaf(v, rows, ls, lset_ptr, lset_lab, y_indptr, y_indices, w, leaf_map, htab, hkey,
               sub_ptr, sub_row, scnt, slot, slab, n_leaves, leaf_node, leaf_sub_ptr,
               leaf_bits_ptr, sub_count, sub_bits):

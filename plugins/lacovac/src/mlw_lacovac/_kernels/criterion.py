@@ -46,21 +46,21 @@ The per-candidate functions (:func:`evaluate` and what it calls) are compiled wi
 numba's reference counting (:data:`njit_noref`): they take some 25 arrays and allocate
 nothing, and with it every call paid an atomic increment and decrement of each array's
 reference count (as :func:`evaluate` was inlined, so did the search at every candidate),
-which was 60% of the whole fit's time on yeast (``perf``, issue 18).
+which was 60% of the whole fit's time on yeast (``perf``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from mlw.jit import kernel
 from mlw_lacovac._kernels.stats import row_weight
 
-#: ``njit`` for kernels that allocate no array and create no array view they keep:
+#: ``kernel`` for kernels that allocate no array and create no array view they keep:
 #: compiled without numba's runtime (NRT), so passing arrays to them and between their
 #: variables costs no atomic reference-count operations. The searches call them per
 #: candidate; they must never allocate (numba refuses to compile an allocation here).
-njit_noref = njit(cache=True, _nrt=False)
+njit_noref = kernel(_nrt=False)
 
 #: Criterion codes of the split searches.
 CRIT_LACOVA = 0  # min(sum of variances, sum of |covariances|) per child (LaCova/LaCovaC)
@@ -98,7 +98,7 @@ def state_buffers(n_labels: int):
             np.empty(n_labels), np.empty(n_labels))
 
 
-@njit(cache=True)
+@kernel
 def node_context(tc, tC, w, rows, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b,
                  adj_w, gb, gtc, gpp, tot):
     """Fill the node context of a node of weight ``n`` (rows ``rows`` weighted ``w``, None:
@@ -193,7 +193,7 @@ def node_context(tc, tC, w, rows, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, ad
     tot[T_P] = P
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _g(s, gb, gtc, gpp, tot):
     """sum over all label pairs j < k of |s tC_jk - tc_j tc_k|."""
     lo = 0
@@ -266,7 +266,7 @@ def both_F(nm, n, a0, a1, a2, c, Cv, tc, pj, pk, ptc, tot, cb):
     return fm, fr
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def lacova_bound(nm, n, a0, a1, a2, a4, tot):
     """Lower bound of the LaCova criterion of a candidate and the pieces the exact value
     needs: ``(q_bound, Vm, LBm, Vr, LBr)``. ``q_bound`` is exact when ``Vm <= LBm`` and
@@ -392,7 +392,7 @@ def float_criterion(nm, n, a0, a1, a2, c, tc, tot, crit):
 # ----------------------------------------------------------------------------------------
 # the moved side
 # ----------------------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def move_row(t, w, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pairs, fresh):
     """Add local row ``t`` (of weight ``w``) to the moved side: counts ``c`` (``touched``
     lists the labels with ``c > 0``), pair counts ``Cv`` when ``pairs`` (``mp`` lists the
@@ -446,7 +446,7 @@ def move_row(t, w, lptr, lidx, c, Cv, pidx, tc, deg, touched, mp, acc, cnt, pair
     acc[3] += (k * k) * w
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def add_pairs(t, w, lptr, lidx, Cv, pidx, mp, cnt):
     """The pair counts of row ``t`` (weight ``w``) only (rows whose labels were moved
     without them, by :func:`~mlw_lacovac._kernels.split_sparse.search_ones`: a new
@@ -464,7 +464,7 @@ def add_pairs(t, w, lptr, lidx, Cv, pidx, mp, cnt):
     cnt[1] = npair
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def reset_moved(c, Cv, touched, mp, acc, cnt):
     """Empty the moved side (only the touched entries are written)."""
     for i in range(cnt[0]):

@@ -12,8 +12,8 @@ rows.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from mlw.jit import kernel
 from mlw_lacovac._kernels.stats import row_weight
 
 # node kinds
@@ -35,7 +35,7 @@ def leaf_buffers(n_max: int, n_labels: int):
             np.empty(n_max, np.int64))
 
 
-@njit(cache=True)
+@kernel
 def leaf_subsets(y_indptr, y_indices, w, rows, label_map, htab, hkey, sub_ptr, sub_row, cnt,
                  slot, lab):
     """The distinct label subsets (restricted to the labels with ``label_map >= 0``) of
@@ -89,7 +89,7 @@ def leaf_subsets(y_indptr, y_indices, w, rows, label_map, htab, hkey, sub_ptr, s
     return nsub
 
 
-@njit(cache=True)
+@kernel
 def leaf_models(leaf_lab_ptr, leaf_sub_ptr, leaf_bits_ptr, sub_count, sub_bits, leaf_n, alpha,
                 laplace):
     """Per leaf label slot: the marginal score, the mode's bit, log q and log(1 - q), with
@@ -185,7 +185,7 @@ def pack_nodes(kind, feature, child_ptr, children, leaf_id):
 # and per-row setup all three share.
 
 
-@njit(cache=True)
+@kernel
 def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
     """The tree of ``rec`` (:func:`pack_nodes`) laid out for :func:`_next_range`:
 
@@ -302,13 +302,13 @@ def walk_layout(rec, threshold, leaf_lab_ptr, leaf_labels, marg, mode):
     return nodes, vch, slots, lmode, lptr, slot_leaf, lorig
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _walk_buffers(nodes, n_features, sparse):
     """The walk's node stack and, for sparse ``X``, the dense row buffer (all zeros)."""
     return np.empty(nodes.shape[0] + 1, np.int64), np.zeros(n_features if sparse else 0)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _scatter(x_indptr, x_indices, x_data, sparse, r, xbuf, value):
     """A sparse row ``r``'s values into ``xbuf`` (``value``), or back to zeros."""
     if sparse:
@@ -316,7 +316,7 @@ def _scatter(x_indptr, x_indices, x_data, sparse, r, xbuf, value):
             xbuf[x_indices[p]] = x_data[p] if value else 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _row_start(x_indptr, x_indices, x_data, sparse, r, xbuf, stack):
     """Row ``r``'s walk state at the root (its values scattered): returns ``top``."""
     _scatter(x_indptr, x_indices, x_data, sparse, r, xbuf, True)
@@ -324,7 +324,7 @@ def _row_start(x_indptr, x_indices, x_data, sparse, r, xbuf, stack):
     return 0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _next_range(X, xbuf, sparse, r, nodes, thr, vch, stack, top):
     """The walk of row ``r`` from its state ``stack[:top + 1]`` (start: ``top = 0``,
     ``stack[0] = 0``, the root) to the next leaf range it reaches: returns ``(top, lo,
@@ -352,7 +352,7 @@ def _next_range(X, xbuf, sparse, r, nodes, thr, vch, stack, top):
     return top, -1, -1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _next_leaf(X, xbuf, sparse, r, nodes, thr, vch, stack, top, q, hi, lptr, slot_leaf):
     """:func:`_next_range` one leaf at a time, for the consumers that need leaves, not
     slots: from the state ``(top, q, hi)`` (start: ``q = hi = 0``) returns the next
@@ -365,7 +365,7 @@ def _next_leaf(X, xbuf, sparse, r, nodes, thr, vch, stack, top, q, hi, lptr, slo
     return top, lptr[wl + 1], hi, wl
 
 
-@njit(cache=True)
+@kernel
 def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, vch, lptr,
           slot_leaf, lorig, max_leaves):
     """For each row, the ids of the leaves it reaches (one per label block), padded with
@@ -389,13 +389,13 @@ def route(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, vch, lpt
 
 
 #: a dense walk's segment of at most this many rows goes on one row at a time
-#: (:func:`_next_range`); kernel CPU ms, best of 60, load 11: 0, 1, 4 rows within 7% of
+#: (:func:`_next_range`); kernel CPU ms, best of 60: 0, 1, 4 rows within 7% of
 #: each other on yeast (0.127, 0.125, 0.134) and scene (0.069, 0.068, 0.069), 16 slower
 #: (0.166, 0.075)
 _ROW_WALK_MAX = 4
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _write_range(P, Y, r, slots, lmode, lo, hi, want_p, want_y):
     """The label slots ``lo .. hi - 1`` a row ``r`` reached: marginals added into ``P``,
     modes into ``Y``."""
@@ -407,7 +407,7 @@ def _write_range(P, Y, r, slots, lmode, lo, hi, want_p, want_y):
             Y[r, int(slots[q, 0])] = lmode[q]
 
 
-@njit(cache=True)
+@kernel
 def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, vch,
                    slots, lmode, P, Y, want_p, want_y):
     """The marginals of the leaves each row reaches into ``P`` (``want_p``; added, so a
@@ -420,8 +420,8 @@ def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes,
     slots for every row of its segment, and a segment of at most :data:`_ROW_WALK_MAX`
     rows goes on one row at a time. Each node is read once for all the rows that reach
     it, and the per-row work is a load, a compare and a store without a dependent chain
-    of loads (issue 18, kernel CPU ms, best of 100, load 10.7: yeast 0.254 -> 0.136,
-    scene 0.200 -> 0.073, lacovac README "Speed"; on sparse rows the gathered
+    of loads (kernel CPU ms, best of 100: yeast 0.254 -> 0.136,
+    scene 0.200 -> 0.073; on sparse rows the gathered
     values are scattered over a rows x features buffer and the walk of blocks was
     slower). A row reaches each label through one leaf, so ``P`` and ``Y`` are the row
     walk's bit for bit."""
@@ -514,7 +514,7 @@ def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes,
                 break
 
 
-@njit(cache=True)
+@kernel
 def log_proba_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes, vch,
                      lptr, slot_leaf, lorig, leaf_lab_ptr, leaf_labels, leaf_sub_ptr,
                      leaf_bits_ptr, sub_count, sub_bits, leaf_n, logq1, logq0, y_indptr,

@@ -5,14 +5,15 @@ same features from the same seed."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from mlw.jit import kernel
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(cache=True)
+@kernel
 def next_u64(state):
     """The next 64-bit number of the splitmix64 stream whose state is ``state[0]``."""
     state[0] += _GAMMA
@@ -22,7 +23,7 @@ def next_u64(state):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@kernel
 def draw_features(state, perm, k, out):
     """``out[:k]``: ``k`` distinct features of ``perm.size`` drawn uniformly, ascending.
     ``perm`` is a permutation of ``0..d-1`` kept between draws (any permutation is a valid

@@ -10,8 +10,8 @@ comparison sort of the values.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from mlw.jit import kernel
 from mlw_lacovac._kernels.criterion import CRIT_LACOVA, T_N, evaluate, move_row, reset_moved
 from mlw_lacovac._kernels.stats import row_weight
 
@@ -64,7 +64,7 @@ def rank_bins(X):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _order_by_bin(kb, n, order, bcount):
     """``order[:n]``: the local rows sorted by their bin ``kb`` (any order inside a bin).
     Returns False when every row is in one bin (no candidate)."""
@@ -109,7 +109,7 @@ def _order_by_bin(kb, n, order, bcount):
     return True
 
 
-@njit(cache=True)
+@kernel
 def search_dense(XT, xbin, rows, w, lptr, lidx, tc, features, min_child, crit, pj, pk, ptc,
                  pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, c, Cv, touched,
                  mp, acc, cnt, deg, cb, order, kb, bcount, vals):
@@ -216,7 +216,7 @@ def search_buffers(n_max: int, n_bins: int):
             np.empty(n_max))
 
 
-@njit(cache=True)
+@kernel
 def partition_dense(XT, rows_buf, s, n, f, thr, tmp):
     """Stable in-place partition of ``rows_buf[s:s+n]``: the rows with ``x[f] <= thr``
     first, both parts in their previous order. Returns the size of the left part."""

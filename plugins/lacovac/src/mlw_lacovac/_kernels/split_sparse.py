@@ -14,8 +14,8 @@ descending order, so only stored entries are touched.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from mlw.jit import kernel
 from mlw_lacovac._kernels.criterion import (
     CRIT_LACOVA,
     T_N,
@@ -38,7 +38,7 @@ def ones_features(X) -> np.ndarray:
     return ok
 
 
-@njit(cache=True)
+@kernel
 def node_csc(x_indptr, x_indices, x_data, rows, w, lptr, fmask, xone, cnt_all, w_all, cptr,
              fillp, crow, cval):
     """The node's stored entries by feature (local row numbers ``crow``, values ``cval``):
@@ -124,7 +124,7 @@ def search_ones(f0, f1, rows, w, lptr, lidx, tc, min_child, crit, pj, pk, ptc, p
     return best_f, best_q
 
 
-@njit(cache=True)
+@kernel
 def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, xone,
                   min_child, crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb,
                   gtc, gpp, tot, c, Cv, touched, mp, acc, cnt, deg, cb, cnt_all, w_all, cptr,
@@ -243,7 +243,7 @@ def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, x
     return best_f, best_t, best_q
 
 
-@njit(cache=True)
+@kernel
 def csr_value(x_indptr, x_indices, x_data, r, f):
     """``X[r, f]`` of a CSR matrix with sorted indices (0 when absent)."""
     lo = x_indptr[r]
@@ -260,7 +260,7 @@ def csr_value(x_indptr, x_indices, x_data, r, f):
     return 0.0
 
 
-@njit(cache=True)
+@kernel
 def partition_sparse(x_indptr, x_indices, x_data, rows_buf, s, n, f, thr, tmp):
     """:func:`~mlw_lacovac._kernels.split_dense.partition_dense` for a CSR ``X``."""
     nl = 0

@@ -14,8 +14,10 @@ counts of repeated rows exactly).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import overload
+
+from mlw.jit import kernel
 
 
 def row_weight(w, r):
@@ -32,7 +34,7 @@ def _row_weight(w, r):
     return lambda w, r: w[r]
 
 
-@njit(cache=True)
+@kernel
 def weight_sum(w, rows):
     """The weight of a node: ``w[rows]`` summed in row order (its size when None)."""
     if w is None:
@@ -43,7 +45,7 @@ def weight_sum(w, rows):
     return s
 
 
-@njit(cache=True)
+@kernel
 def node_stats(y_indptr, y_indices, w, rows, label_map, nloc, counts, co, buf):
     """Weighted label counts ``counts[:nloc]`` and pair co-occurrence counts
     ``co[:nloc, :nloc]`` (upper triangle) of a node, into preallocated float buffers."""
@@ -67,7 +69,7 @@ def node_stats(y_indptr, y_indices, w, rows, label_map, nloc, counts, co, buf):
                 co[ja, buf[b]] += wr
 
 
-@njit(cache=True)
+@kernel
 def node_label_stats(y_indptr, y_indices, rows, label_map, n_lab, w=None):
     """Counts ``c[j]`` of each local label and the co-occurrence counts ``C[j, k]``
     (``j < k``, upper triangle) over the rows of a node, weighted by ``w`` (per global
@@ -79,7 +81,7 @@ def node_label_stats(y_indptr, y_indices, rows, label_map, n_lab, w=None):
     return counts, co
 
 
-@njit(cache=True)
+@kernel
 def phi_matrix(counts, co, n):
     """Phi (Pearson) correlation of binary labels from counts; 0 where a label is
     constant (its correlation is undefined). Symmetric, unit diagonal for varying
@@ -100,7 +102,7 @@ def phi_matrix(counts, co, n):
     return R
 
 
-@njit(cache=True)
+@kernel
 def _find(parent, i):
     while parent[i] != i:
         parent[i] = parent[parent[i]]
@@ -108,7 +110,7 @@ def _find(parent, i):
     return i
 
 
-@njit(cache=True)
+@kernel
 def threshold_components(R, lam):
     """Single-linkage clusters at distance ``1 - lam``: the connected components of
     the graph with an edge where ``|R[j, k]| > lam``. Returns a component id per label,
@@ -136,7 +138,7 @@ def threshold_components(R, lam):
     return comp
 
 
-@njit(cache=True)
+@kernel
 def sum_abs_covariance(counts, co, n):
     """Sum over label pairs of |cov(y_j, y_k)| (population covariance)."""
     L = counts.size
@@ -149,7 +151,7 @@ def sum_abs_covariance(counts, co, n):
     return s
 
 
-@njit(cache=True)
+@kernel
 def lacova_cov_threshold(counts, n):
     """LaCova's critical value of the sum of |covariances| under label independence:
     mean + 2 standard deviations of the sum of half-normal |cov| approximations."""
@@ -171,7 +173,7 @@ def lacova_cov_threshold(counts, n):
     return mean + 2.0 * sd
 
 
-@njit(cache=True)
+@kernel
 def local_labels(y_indptr, y_indices, rows, label_map):
     """The node's rows as a CSR of local label positions (positive labels only)."""
     n = rows.size
