@@ -144,3 +144,47 @@ def test_a_worker_killed_while_idle_is_replaced():
         assert worker.call(int, "12") == 12
         with pytest.raises(ValueError, match="invalid literal"):
             worker.call(int, "x")
+
+
+def test_fit_cv_names_the_learner_and_the_signal_of_a_dying_fold(dying_plugin, run_mlw,
+                                                                 tmp_path):
+    """It died with exit 139 (the whole command) and an empty stderr."""
+    model = tmp_path / "m.mlw"
+    result = run_mlw("fit", "-l", "dies_segv", "--cv", "3", "-m", "hamming_loss", "--save",
+                     str(model), "--json")
+    assert result.returncode == 1, result.stderr
+    message = ("learner 'dies_segv' (plugin 'dies', mlwtest-dies): the process fitting "
+               "fold 1 of 3 was killed by SIGSEGV (signal 11)")
+    assert json.loads(result.stdout)["error"]["kind"] == "plugin"
+    assert json.loads(result.stdout)["error"]["message"].startswith(message)
+    assert [ln for ln in result.stderr.splitlines() if ln.startswith("plugin error: ")] \
+        == [f"plugin error: {json.loads(result.stdout)['error']['message']}"]
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+@pytest.mark.parametrize(("learner", "how"), [("dies_exit", "exited with code 7"),
+                                              ("dies_predict", "was killed by SIGSEGV")])
+def test_fit_cv_contains_an_exit_and_a_death_in_predict(dying_plugin, tmp_path, learner,
+                                                        how):
+    out = tmp_path / "r.csv"
+    result = invoke("fit", "-l", learner, "--cv", "2", "-m", "hamming_loss", "--out",
+                    str(out))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"plugin error: learner {learner!r} (plugin 'dies', "
+                                    f"mlwtest-dies): the process fitting fold 1 of 2 {how}")
+    assert not out.exists()
+
+
+def test_cross_validate_in_a_child_process_gives_the_same_folds():
+    import numpy as np
+
+    import mlw
+
+    ds = mlw.load_dataset("emotions", split="train")
+    learner = mlw.get_learner("template_centroid")
+    here = mlw.cross_validate(learner, ds, k=3, metrics=["hamming_loss", "f1_micro"])
+    there = mlw.cross_validate(learner, ds, k=3, metrics=["hamming_loss", "f1_micro"],
+                               isolate=True)
+    for a, b in zip(here.folds, there.folds, strict=True):
+        assert a.metrics == b.metrics and (a.n_train, a.n_test) == (b.n_train, b.n_test)
+    np.testing.assert_allclose(here.metrics["f1_micro"], there.metrics["f1_micro"])

@@ -17,8 +17,9 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("mlw_register_"))
 
 
-def test_hookspecs_module_has_the_five_hooks() -> None:
-    assert HOOKS == ["mlw_register_generators", "mlw_register_learners",
+def test_hookspecs_module_has_the_six_hooks() -> None:
+    assert HOOKS == ["mlw_register_decoders", "mlw_register_generators",
+                     "mlw_register_learners",
                      "mlw_register_loaders", "mlw_register_metrics",
                      "mlw_register_thresholds"]
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -161,25 +163,32 @@ FAST = {
 
 
 @pytest.fixture
-def fold_only(monkeypatch) -> list[tuple]:
+def fold_only(monkeypatch, tmp_path) -> Path:
     """A test double around the one fit-and-score step: fold ``FOLD`` is fitted and
-    scored as usual and its test rows' labels and predictions recorded; the other folds
-    return an empty result without fitting (so each path fits one fold)."""
+    scored as usual and its test rows' labels and predictions saved to a file of the
+    returned folder (whichever process runs it: ``mlw fit --cv`` and ``mlw bench`` run
+    folds in supervised child processes); the other folds return an empty result
+    without fitting (so each path fits one fold)."""
+    import itertools
+
     import mlw.evaluation as evaluation
     from mlw.fold_results import FoldResult
 
     real = evaluation.fit_and_evaluate
-    seen: list[tuple] = []
+    folder = tmp_path / "folds"
+    folder.mkdir()
+    counter = itertools.count()
 
     def one_fold(plan, train, test, *, fold=None):
         if fold is not None and fold != FOLD:
             return FoldResult({}, 0.0, 0.0, train.n_instances, test.n_instances, fold), None
         result, model = real(plan, train, test, fold=fold)
-        seen.append((test.Y, model.predict(test.X)))
+        np.savez(folder / f"{os.getpid()}-{next(counter)}.npz", Y=_dense(test.Y),
+                 predicted=_dense(model.predict(test.X)))
         return result, model
 
     monkeypatch.setattr(evaluation, "fit_and_evaluate", one_fold)
-    return seen
+    return folder
 
 
 def _dense(M) -> np.ndarray:
@@ -212,11 +221,11 @@ def test_fit_bench_and_cross_validate_give_the_same_fold(name, fold_only, tmp_pa
     assert json.loads(fit.stdout)["folds"][FOLD]["metrics"] == expected
     assert {k[len("metric_"):]: v for k, v in record.items()
             if k.startswith("metric_") and v is not None} == expected
-    (Y, predicted), *others = fold_only
-    assert len(others) == 2
-    for Y_other, predicted_other in others:
-        np.testing.assert_array_equal(_dense(Y_other), _dense(Y))
-        np.testing.assert_array_equal(_dense(predicted_other), _dense(predicted))
+    first, *others = [np.load(f) for f in sorted(fold_only.iterdir())]
+    assert len(others) == 2  # one fold fitted by each path
+    for other in others:
+        np.testing.assert_array_equal(other["Y"], first["Y"])
+        np.testing.assert_array_equal(other["predicted"], first["predicted"])
 
 
 def test_fast_parameters_name_registered_learners() -> None:
@@ -225,28 +234,42 @@ def test_fast_parameters_name_registered_learners() -> None:
 
 # --- one lookup per learner per cell, one parse per threshold text per run ---------------
 @pytest.fixture
-def counted(monkeypatch) -> dict[str, collections.Counter]:
+def counted(monkeypatch, tmp_path) -> Callable[[], dict[str, collections.Counter]]:
     """Test doubles counting registry lookups of learners by name and readings of a
-    threshold text (with a fresh parse cache)."""
+    threshold text (with a fresh parse cache), in this process and in the child
+    processes that run folds and cells (each call appends a line to a file); returns
+    a function reading the counts so far."""
     import weakref
 
     import mlw.learner
     from mlw.plugins import PluginManager
 
-    counts = {"learner": collections.Counter(), "threshold": collections.Counter()}
+    log = tmp_path / "calls.txt"
     lookup, parse = PluginManager.learner, mlw.learner.parse_threshold
 
+    def note(kind: str, name: str) -> None:
+        with open(log, "a") as fh:
+            fh.write(f"{kind}\t{name}\n")
+
     def counting_lookup(self, name):
-        counts["learner"][name] += 1
+        note("learner", name)
         return lookup(self, name)
 
     def counting_parse(text):
-        counts["threshold"][text] += 1
+        note("threshold", text)
         return parse(text)
 
     monkeypatch.setattr(PluginManager, "learner", counting_lookup)
     monkeypatch.setattr(mlw.learner, "parse_threshold", counting_parse)
     monkeypatch.setattr(mlw.learner, "_PARSED", weakref.WeakKeyDictionary())
+
+    def counts() -> dict[str, collections.Counter]:
+        out = {"learner": collections.Counter(), "threshold": collections.Counter()}
+        lines = log.read_text().splitlines() if log.exists() else []
+        for kind, name in (line.split("\t") for line in lines):
+            out[kind][name] += 1
+        return out
+
     return counts
 
 
@@ -255,8 +278,8 @@ def test_fit_looks_its_learner_up_once_and_reads_its_threshold_once(counted) -> 
                                       "fixed:0.4", "--metrics", "f1_micro", "--json"])
     assert result.exit_code == 0, result.output
     assert len(json.loads(result.stdout)["folds"]) == 5
-    assert counted["learner"] == {"br": 1}
-    assert counted["threshold"] == {"fixed:0.4": 1}  # 5 folds, 5 fits: one reading
+    assert counted()["learner"] == {"br": 1}
+    assert counted()["threshold"] == {"fixed:0.4": 1}  # 5 folds, 5 fits: one reading
 
 
 def test_bench_looks_each_learner_up_once_per_cell(counted, tmp_path) -> None:
@@ -267,11 +290,11 @@ def test_bench_looks_each_learner_up_once_per_cell(counted, tmp_path) -> None:
         "learners": {"br": {"threshold": "fixed:0.4"},
                      "cc": {"threshold": "fixed:0.4"},
                      "centroid": {"learner": "template_centroid"}}})
-    counted["learner"].clear()
     summary = run_experiment(experiment, tmp_path / "r.parquet")
     assert (summary.ran, summary.errors) == (9, [])
+    counts = counted()
     # one when the experiment is checked, then one in each of its 3 cells
-    assert counted["learner"] == {"br": 4, "cc": 4, "template_centroid": 4}
+    assert counts["learner"] == {"br": 4, "cc": 4, "template_centroid": 4}
     # every text (ours, and a learner's default such as the centroid's) read once
-    assert counted["threshold"]["fixed:0.4"] == 1
-    assert set(counted["threshold"].values()) == {1}
+    assert counts["threshold"]["fixed:0.4"] == 1
+    assert set(counts["threshold"].values()) == {1}

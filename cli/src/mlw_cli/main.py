@@ -367,7 +367,7 @@ def fit(learner: _Learner, data: _Data = DEFAULT_DATA, test: _Test = None, cv: _
         plan = mlw.plan_evaluation(learner, params=param or [], threshold=threshold,
                                    metrics=_metric_names(metrics), data=data, test=test,
                                    cv=cv, seed=seed, labels=labels, n_labels=n_labels,
-                                   per_label=per_label)
+                                   per_label=per_label, isolate=True)
         if plan.evaluation_threshold is not None:
             eprint(f"note: {learner!r} makes its own joint decision; the label-set metrics "
                    f"score threshold {threshold!r} on its marginals instead")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from mlw.hookspecs import hookimpl
 from mlw.lazy import attach
 from mlw.registry import (
+    DecoderSpec,
     GeneratorSpec,
     LearnerSpec,
     LearnerTags,
@@ -39,12 +40,16 @@ _LAZY: dict[str, str] = {
     "generate_dataset": "mlw.api",
     "get_learner": "mlw.factory",
     "get_threshold": "mlw.factory",
+    "get_decoder": "mlw.api",
+    "list_decoders": "mlw.api",
     "list_generators": "mlw.api",
     "list_learners": "mlw.api",
     "list_loaders": "mlw.api",
     "list_metrics": "mlw.api",
     "list_plugins": "mlw.api",
     "list_thresholds": "mlw.api",
+    "CalibratedLearner": "mlw.calibration",
+    "ConformalRecall": "mlw.conformal",
     "Dataset": "mlw.dataset",
     "evaluate": "mlw.evaluation",
     "EvalContext": "mlw.metrics.context",
@@ -83,10 +88,11 @@ _LAZY: dict[str, str] = {
 
 #: Subpackages and modules reachable as attributes (``mlw.plugins.get_plugin_manager``).
 _SUBMODULES = frozenset({
-    "api", "dataset", "evaluation", "experiments", "factory", "files", "fold_results",
-    "hookspecs", "io", "jit", "jsonsafe", "learner", "metrics", "model_selection",
-    "neighbors", "params", "persistence", "plan", "plugins", "prediction", "registry",
-    "results", "selection", "splits", "thresholds", "validation", "warmup",
+    "api", "calibration", "conformal", "dataset", "decoders", "evaluation", "experiments",
+    "factory", "files", "fold_results", "hookspecs", "io", "jit", "jsonsafe", "learner",
+    "metrics", "model_selection", "neighbors", "params", "persistence", "plan", "plugins",
+    "prediction", "registry", "results", "selection", "splits", "thresholds",
+    "validation", "warmup",
 })
 
 
@@ -96,6 +102,8 @@ __getattr__, __dir__ = attach(__name__, _LAZY, submodules=_SUBMODULES)
 if TYPE_CHECKING:  # what type checkers and IDEs see
     from mlw.api import (
         generate_dataset,
+        get_decoder,
+        list_decoders,
         list_generators,
         list_learners,
         list_loaders,
@@ -103,6 +111,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         list_plugins,
         list_thresholds,
     )
+    from mlw.calibration import CalibratedLearner
+    from mlw.conformal import ConformalRecall
     from mlw.dataset import Dataset
     from mlw.evaluation import cross_validate, evaluate, holdout, run_plan
     from mlw.factory import get_learner, get_threshold
@@ -130,8 +140,11 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
 
 __all__ = [
     "AmbiguousNameError",
+    "CalibratedLearner",
+    "ConformalRecall",
     "Dataset",
     "DataPlan",
+    "DecoderSpec",
     "DatasetNotFoundError",
     "EvalContext",
     "EvaluationPlan",
@@ -159,11 +172,13 @@ __all__ = [
     "cross_validate",
     "evaluate",
     "generate_dataset",
+    "get_decoder",
     "get_learner",
     "get_threshold",
     "holdout",
     "hookimpl",
     "iterative_stratification",
+    "list_decoders",
     "list_generators",
     "list_learners",
     "list_loaders",

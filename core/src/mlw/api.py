@@ -8,7 +8,36 @@ from typing import Any
 from mlw._guard import plugin_call
 from mlw.dataset import Dataset
 from mlw.plugins import PluginInfo, get_plugin_manager
-from mlw.registry import GeneratorSpec, LearnerSpec, LoaderSpec, MetricSpec, ThresholdSpec
+from mlw.registry import (
+    DecoderSpec,
+    GeneratorSpec,
+    LearnerSpec,
+    LoaderSpec,
+    MetricSpec,
+    ThresholdSpec,
+)
+
+
+def get_decoder(name: str, **options: Any) -> Any:
+    """A decoder registered under ``name`` (``"f1"``, ``"subset"``, ...), built with
+    ``options``; also ``"f1:beta=2"`` (options after a colon, as for thresholds).
+
+    Examples
+    --------
+    >>> import mlw
+    >>> mlw.get_decoder("f1", n_samples=200)
+    F1Decoder(n_samples=200)
+    """
+    from mlw.decoders import make_decoder
+
+    if options:
+        return make_decoder(name, **options)
+    return make_decoder(name)
+
+
+def list_decoders() -> dict[str, DecoderSpec]:
+    """Every registered decoder, by name."""
+    return get_plugin_manager().decoders()
 
 
 def list_learners() -> dict[str, LearnerSpec]:

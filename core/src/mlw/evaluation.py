@@ -15,16 +15,18 @@ from typing import Any, Literal, overload
 
 from sklearn.base import clone
 
-from mlw._guard import check_outputs, learner_call, plugin_call, threshold_call
+from mlw._guard import _who, check_outputs, learner_call, plugin_call, threshold_call
 from mlw.dataset import Dataset
 from mlw.fold_results import EvaluationResult, FoldResult
 from mlw.io.plan import DEFAULT_SEED, DataPlan
+from mlw.isolation import ProcessDied, contained, describe_exit
 from mlw.jit import compile_timer
 from mlw.learner import fit_threshold
 from mlw.metrics.context import EvalContext
 from mlw.metrics.scores import per_label_table
 from mlw.plan import EvaluationPlan, prepare_evaluation
 from mlw.plugins import get_plugin_manager
+from mlw.registry import PluginError
 from mlw.validation import check_folds
 
 __all__ = ["cross_validate", "evaluate", "evaluate_fitted", "fit_and_evaluate", "holdout",
@@ -264,11 +266,14 @@ def run_plan(plan: EvaluationPlan, *, progress: Callable[[int, int], None] | Non
     if progress is not None:
         progress(0, total)
     results, model = [], None
-    for j in range(total):
-        result, model = run_fold(plan, j)
-        results.append(result)
-        if progress is not None:
-            progress(j + 1, total)
+    if plan.isolate and data.kind == "cv":  # the folds' models stay in the child
+        results = _contained_folds(plan, progress)
+    else:
+        for j in range(total):
+            result, model = run_fold(plan, j)
+            results.append(result)
+            if progress is not None:
+                progress(j + 1, total)
     if data.kind == "holdout":
         return EvaluationResult(results, "holdout", model=model, decision=plan.decision)
     out = EvaluationResult(results, "cv", seed=data.seed, decision=plan.decision)
@@ -279,6 +284,33 @@ def run_plan(plan: EvaluationPlan, *, progress: Callable[[int, int], None] | Non
             whole.fit(data.train.X, data.train.Y)
         out.model, out.refit_seconds = whole, time.perf_counter() - start
     return out
+
+
+def _contained_folds(plan: EvaluationPlan, progress: Callable[[int, int], None] | None
+                     ) -> list[FoldResult]:
+    """Each fold's :func:`run_fold` in a supervised child process (forked once, with
+    the plan and its data: only fold numbers and results travel); a death is a
+    :class:`~mlw.PluginError` naming the learner, the fold and how the process ended."""
+    assert plan.data is not None
+    total = plan.data.n_folds
+    plan.data.fold_assignment()  # once, here, before the child is forked
+
+    def one_fold(j: int) -> FoldResult:
+        return run_fold(plan, j)[0]
+
+    results = []
+    with contained(one_fold) as run:
+        for j in range(total):
+            try:
+                results.append(run(j))
+            except ProcessDied as died:
+                raise PluginError(f"{_who(plan.learner)}: the process fitting fold "
+                                  f"{j + 1} of {total} {describe_exit(died.exitcode)} (a "
+                                  f"bug in the plugin or a library it uses: report it to "
+                                  f"its authors)") from None
+            if progress is not None:
+                progress(j + 1, total)
+    return results
 
 
 def holdout(learner: Any, train: Dataset, test: Dataset,
@@ -307,7 +339,7 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10,
                    metrics: Iterable[str] | None = None,
                    progress: Callable[[int, int], None] | None = None, *,
                    threshold: Any = None, refit: bool = False,
-                   per_label: bool = False) -> EvaluationResult:
+                   per_label: bool = False, isolate: bool = False) -> EvaluationResult:
     """k-fold cross-validation with iterative stratification.
 
     Everything is checked before the first fit (:func:`mlw.prepare_evaluation`). Each
@@ -339,6 +371,12 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10,
         Also compute each fold's per-label table (:func:`mlw.evaluate` with
         ``per_label=True``, named by the dataset's labels): ``result.per_label`` (fold
         means) and ``result.folds[j].per_label``.
+    isolate : bool, default False
+        Fit and evaluate the folds in a supervised child process
+        (:func:`mlw.isolation.contained`, what ``mlw fit --cv`` does): a learner whose
+        process dies (a crash in native code, ``os._exit``) raises a
+        :class:`~mlw.PluginError` naming it, the fold and the signal, and this process
+        lives on.
 
     Returns
     -------
@@ -346,4 +384,5 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10,
     """
     plan = prepare_evaluation(learner, metrics, threshold, per_label=per_label)
     plan.data = DataPlan.cross_validation(dataset, check_folds(k, "k"), seed=seed)
+    plan.isolate = isolate
     return run_plan(plan, progress=progress, refit=refit)

@@ -33,7 +33,7 @@ else:
 from mlw._guard import check_outputs, threshold_call
 from mlw.params import Spec
 from mlw.plugins import get_plugin_manager
-from mlw.registry import LearnerTags, ThresholdSpec
+from mlw.registry import LearnerTags, ThresholdSpec, inference_tags
 from mlw.thresholds import apply_threshold, parse_threshold, resolve_top_label
 from mlw.validation import check_X, check_Y
 
@@ -108,6 +108,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
             sparse_input=cls._sparse_input,
             sparse_output=cls._sparse_output,
             allow_nan=cls._allow_nan,
+            **inference_tags(cls),
         )
 
     # -- scikit-learn plumbing ----------------------------------------------------------

@@ -54,6 +54,10 @@ class EvaluationPlan:
     data : what to run on (:class:`mlw.DataPlan`), or ``None`` when the caller hands
         the training and test parts to :func:`mlw.evaluation.fit_and_evaluate` itself
     name : the learner's registered name (``None`` for an object given as is)
+    isolate : run each fold of a cross-validation in a supervised child process
+        (:func:`mlw.isolation.contained`, what ``mlw fit --cv`` does): a fold whose
+        process dies (a crash in native code, ``os._exit``) is a
+        :class:`~mlw.PluginError` naming the learner, the fold and how it ended
     """
 
     learner: Any
@@ -63,6 +67,7 @@ class EvaluationPlan:
     per_label: bool = False
     data: DataPlan | None = None
     name: str | None = None
+    isolate: bool = False
 
 
 #: The name this class had before plans carried their data; kept for scripts.
@@ -148,12 +153,14 @@ def plan_evaluation(learner: str, *, params: Sequence[str] = (), threshold: str 
                     metrics: Sequence[str] | None = None, data: str | None = None,
                     test: str | None = None, cv: int | None = None,
                     seed: int = DEFAULT_SEED, labels: Sequence[str] | str | None = None,
-                    n_labels: int | None = None, per_label: bool = False) -> EvaluationPlan:
+                    n_labels: int | None = None, per_label: bool = False,
+                    isolate: bool = False) -> EvaluationPlan:
     """The plan of ``mlw fit`` from its options, every check done before any fit: the
     learner registered as ``learner`` (looked up once) with ``params`` (``key=value``
     texts typed by its defaults), seeded with ``seed``; ``threshold`` and ``metrics``
     as in :func:`prepare_evaluation`; the data plan of :func:`mlw.plan_data`
-    (``data``, ``test``, ``cv``, ``labels``, ``n_labels``; folds seeded with ``seed``).
+    (``data``, ``test``, ``cv``, ``labels``, ``n_labels``; folds seeded with ``seed``);
+    ``isolate``: see :class:`EvaluationPlan`.
 
     Examples
     --------
@@ -170,7 +177,7 @@ def plan_evaluation(learner: str, *, params: Sequence[str] = (), threshold: str 
                               threshold, per_label=per_label)
     plan.data = plan_data(data, test=test, cv=cv, labels=labels, n_labels=n_labels,
                           seed=seed)
-    plan.name = learner
+    plan.name, plan.isolate = learner, isolate
     return plan
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from mlw.metrics import at_k as _ak
+from mlw.metrics import calibration as _ca
 from mlw.metrics import label_set as _ls
 from mlw.metrics import probabilistic as _pr
 from mlw.metrics import ranking as _rk
@@ -86,6 +87,11 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
                "average precision of all instance-label pairs pooled"),
     MetricSpec("average_precision_macro", _sc.average_precision_macro, True, "scores",
                "mean over labels of each label's average precision (MAP)"),
+    MetricSpec("ece_pooled", _ca.ece_pooled, False, "scores",
+               "expected calibration error of the marginal scores, all instance-label "
+               "pairs in 10 equal-width bins"),
+    MetricSpec("ece_macro", _ca.ece_macro, False, "scores",
+               "mean over labels of each label's expected calibration error (10 bins)"),
     MetricSpec("empty_prediction_rate", _ls.empty_prediction_rate, False, "labels",
                "fraction of instances predicted with the empty label set (compare with "
                "the true rate)"),
