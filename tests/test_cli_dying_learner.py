@@ -144,6 +144,10 @@ def test_a_worker_killed_while_idle_is_replaced():
         assert worker.call(int, "12") == 12
         with pytest.raises(ValueError, match="invalid literal"):
             worker.call(int, "x")
+        assert worker.alive
+        os.kill(worker.supervisor_pid, signal.SIGKILL)
+        os.waitpid(worker.supervisor_pid, 0)
+        assert not worker.alive
 
 
 def test_fit_cv_names_the_learner_and_the_signal_of_a_dying_fold(dying_plugin, run_mlw,

@@ -181,6 +181,18 @@ class Worker:
         return code if kind == b"X" else 1
 
     @property
+    def alive(self) -> bool:
+        """Whether the supervisor still answers (an idle worker's supervisor has
+        nothing to say but the end of a runner; its end of input means it died)."""
+        try:
+            data = self._ctrl.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return data != b""
+
+    @property
     def connection(self) -> Connection:
         """Readable when the call in flight has finished (or its runner died)."""
         if self._conn is None:
