@@ -152,6 +152,10 @@ class Worker:
         mine, theirs = socket.socketpair()
         try:
             socket.send_fds(self._ctrl, [b"start"], [theirs.fileno()])
+        except OSError:
+            mine.close()
+            raise RuntimeError(f"the worker's supervisor (pid {self.supervisor_pid}) is "
+                               f"gone (killed from outside?)") from None
         finally:
             theirs.close()
         kind, pid = self._report()
@@ -166,7 +170,8 @@ class Worker:
                                f"not answer in {_REPORT_SECONDS:.0f} s")
         data = self._ctrl.recv(_MESSAGE.size, socket.MSG_WAITALL)
         if len(data) != _MESSAGE.size:
-            raise RuntimeError(f"the worker's supervisor (pid {self.supervisor_pid}) died")
+            raise RuntimeError(f"the worker's supervisor (pid {self.supervisor_pid}) is "
+                               f"gone (killed from outside?)")
         kind, value = _MESSAGE.unpack(data)
         return kind, value
 

@@ -140,7 +140,16 @@ def run_local_pool(cells: Sequence[Cell], jobs: int, started: Started,
         while queue or busy:
             while queue and idle:
                 worker, cell = idle.pop(), queue.popleft()
-                worker.submit(run_cell, cell)
+                try:
+                    worker.submit(run_cell, cell)
+                except (RuntimeError, OSError) as exc:  # its supervisor was killed
+                    started(cell)
+                    finished(cell, _died_record(cell, f"WorkerLost: {exc}"))
+                    worker.close(kill=True)
+                    if not idle and not busy:
+                        raise RuntimeError("every worker process of the run was killed "
+                                           "from outside") from None
+                    continue
                 busy[worker.connection] = (worker, cell)
                 started(cell)
             for conn in wait(list(busy)):
