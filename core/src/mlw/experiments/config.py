@@ -459,6 +459,11 @@ def load_config(path: str | os.PathLike[str]) -> Experiment:
     if not str(path).strip():
         raise ValueError("the config path is empty")
     if not p.is_file():
+        from mlw.files import not_a_file
+
+        what = not_a_file(p)
+        if what is not None:
+            raise ValueError(f"config {p} {what}; give a TOML file")
         raise FileNotFoundError(f"config {p}: no such file")
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
