@@ -468,6 +468,11 @@ def load_config(path: str | os.PathLike[str]) -> Experiment:
     Raises :class:`ConfigError` (a ``ValueError``) naming the file and key."""
     p = Path(require_text(str(path), "the config path"))
     if not p.is_file():
+        from mlw.files import not_a_file
+
+        what = not_a_file(p)
+        if what is not None:
+            raise ValueError(f"config {p} {what}; give a TOML file")
         raise FileNotFoundError(f"config {p}: no such file")
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
