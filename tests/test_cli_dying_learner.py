@@ -144,6 +144,10 @@ def test_a_worker_killed_while_idle_is_replaced():
         assert worker.call(int, "12") == 12
         with pytest.raises(ValueError, match="invalid literal"):
             worker.call(int, "x")
+        assert worker.alive
+        os.kill(worker.supervisor_pid, signal.SIGKILL)
+        os.waitpid(worker.supervisor_pid, 0)
+        assert not worker.alive
 
 
 def test_fit_cv_names_the_learner_and_the_signal_of_a_dying_fold(dying_plugin, run_mlw,
@@ -237,3 +241,25 @@ def test_a_killed_worker_on_dask_is_a_failed_cell_naming_the_learner():
     assert record["error"].startswith("ProcessDied: the process running learner 'br' died "
                                       "on every Dask worker that ran it (KilledWorker: "
                                       "Attempted to run task 'mlw-cell-x' on 4 different")
+
+
+def test_a_worker_whose_supervisor_was_killed_loses_one_cell_not_the_run():
+    from mlw.experiments import enumerate_cells, experiment_from_options
+    from mlw.experiments.executors import LocalPool, run_local_pool
+
+    exp = experiment_from_options(learners=["template_centroid"], datasets=["emotions"],
+                                  folds=3, metrics=["hamming_loss"], seed=0)
+    pool = LocalPool(2)
+    records: list[dict] = []
+    try:
+        victim = pool.workers[1]  # the first one a cell is given to
+        os.kill(victim.supervisor_pid, signal.SIGKILL)
+        os.waitpid(victim.supervisor_pid, 0)
+        run_local_pool(enumerate_cells(exp), 2, lambda cell: None,
+                       lambda cell, record: records.append(record), pool)
+    finally:
+        pool.shutdown(kill=True)
+    assert [r["status"] for r in records].count("ok") == 2
+    lost = [r for r in records if r["status"] != "ok"]
+    assert len(lost) == 1 and lost[0]["error"].startswith("WorkerLost: the worker's "
+                                                          "supervisor")

@@ -152,6 +152,10 @@ class Worker:
         mine, theirs = socket.socketpair()
         try:
             socket.send_fds(self._ctrl, [b"start"], [theirs.fileno()])
+        except OSError:
+            mine.close()
+            raise RuntimeError(f"the worker's supervisor (pid {self.supervisor_pid}) is "
+                               f"gone (killed from outside?)") from None
         finally:
             theirs.close()
         kind, pid = self._report()
@@ -166,7 +170,8 @@ class Worker:
                                f"not answer in {_REPORT_SECONDS:.0f} s")
         data = self._ctrl.recv(_MESSAGE.size, socket.MSG_WAITALL)
         if len(data) != _MESSAGE.size:
-            raise RuntimeError(f"the worker's supervisor (pid {self.supervisor_pid}) died")
+            raise RuntimeError(f"the worker's supervisor (pid {self.supervisor_pid}) is "
+                               f"gone (killed from outside?)")
         kind, value = _MESSAGE.unpack(data)
         return kind, value
 
@@ -179,6 +184,18 @@ class Worker:
         self.runner_pid = None
         kind, code = self._report()
         return code if kind == b"X" else 1
+
+    @property
+    def alive(self) -> bool:
+        """Whether the supervisor still answers (an idle worker's supervisor has
+        nothing to say but the end of a runner; its end of input means it died)."""
+        try:
+            data = self._ctrl.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return data != b""
 
     @property
     def connection(self) -> Connection:
