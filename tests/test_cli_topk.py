@@ -6,6 +6,7 @@ import csv
 import io
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from typer.testing import CliRunner
 
@@ -51,3 +52,39 @@ def test_predict_top_k_refuses_zero(tmp_path) -> None:
     assert _invoke("fit", "--learner", "br", "--save", str(model)).exit_code == 0
     r = _invoke("predict", "--model", str(model), "--data", "emotions", "--top-k", "0")
     assert r.exit_code == 2 and "--top-k must be a positive integer" in r.output
+
+
+def test_fit_top_k_reports_the_metrics_at_k(tmp_path) -> None:
+    """mlw fit --data x.svm --top-k 5: the metrics at k of the learner's own ranking,
+    with the training part's propensities, beside the usual metrics."""
+    import json
+
+    from mlw.metrics import inverse_propensity
+
+    train = mlw.load_dataset("emotions")
+    test = mlw.load_dataset("emotions", split="test")
+    tr, te = tmp_path / "x.svm", tmp_path / "t.svm"
+    write_svmlight(train, tr)
+    write_svmlight(test, te)
+    r = _invoke("fit", "--learner", "lcif", "--data", str(tr), "--test", str(te),
+                "--top-k", "5", "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)["metrics"]
+    assert "f1_example" in got and "precision_at_5" in got and "psndcg_at_5" in got
+    Xtr = mlw.load_dataset(tr, n_features=train.n_features)
+    Xte = mlw.load_dataset(te, n_features=train.n_features)
+    model = mlw.get_learner("lcif").fit(Xtr.X, Xtr.Y)
+    want = mlw.evaluate(Xte.Y, topk=model.predict_topk(Xte.X, 5),
+                        inv_propensity=inverse_propensity(Xtr.Y))
+    for name, value in want.items():
+        assert got[name] == pytest.approx(value, abs=1e-12), name
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--learner", "br", "--top-k", "0"], "k must be a positive integer"),
+    (["--learner", "br", "--top-k", "3", "-m", "precision_at_5"],
+     "needs a ranking of 5 labels"),
+])
+def test_fit_top_k_refuses_bad_requests(args, message) -> None:
+    r = _invoke("fit", *args)
+    assert r.exit_code == 2 and message in r.output

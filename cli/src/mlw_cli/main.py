@@ -342,6 +342,9 @@ _Out = Annotated[str | None, typer.Option(
     "to a .parquet or .csv file.")]
 _Save = Annotated[str | None, typer.Option("--save", help="Write the fitted model to "
                                            "this file.")]
+_TopK = Annotated[int | None, typer.Option(
+    "--top-k", metavar="K", help="Also rank each test instance's K best labels and report "
+    "the metrics at k up to K (precision_at_1, ndcg_at_3, psprecision_at_5, ...).")]
 _Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 _ShowModel = Annotated[bool, typer.Option(
     "--show-model", help="Print the fitted model's text form (learners with to_text()).")]
@@ -353,7 +356,8 @@ def fit(learner: _Learner, data: _Data = DEFAULT_DATA, test: _Test = None, cv: _
         seed: _Seed = 0, labels: _Labels = None, n_labels: _NLabels = None,
         param: _Param = None, threshold: _Threshold = None, metrics: _Metrics = None,
         per_label: _PerLabel = False, out: _Out = None, save: _Save = None,
-        as_json: _Json = False, show_model: _ShowModel = False) -> None:
+        as_json: _Json = False, show_model: _ShowModel = False,
+        top_k: _TopK = None) -> None:
     """Fit a learner and evaluate it (hold-out or cross-validation)."""
     with handle_errors(as_json):
         from mlw.jit import compile_notice, compile_timer
@@ -367,7 +371,7 @@ def fit(learner: _Learner, data: _Data = DEFAULT_DATA, test: _Test = None, cv: _
         plan = mlw.plan_evaluation(learner, params=param or [], threshold=threshold,
                                    metrics=_metric_names(metrics), data=data, test=test,
                                    cv=cv, seed=seed, labels=labels, n_labels=n_labels,
-                                   per_label=per_label, isolate=True)
+                                   per_label=per_label, isolate=True, top_k=top_k)
         if plan.evaluation_threshold is not None:
             eprint(f"note: {learner!r} makes its own joint decision; the label-set metrics "
                    f"score threshold {threshold!r} on its marginals instead")

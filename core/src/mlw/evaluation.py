@@ -164,9 +164,12 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
 
 def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, *,
                      threshold: Any = None, per_label: bool = False,
-                     label_names: Any = None) -> tuple[dict[str, float], float, Any]:
-    """:func:`evaluate_fitted`, and the per-label table when ``per_label``. The seconds
-    are those of the predictions alone: neither the metrics nor numba compiling."""
+                     label_names: Any = None, top_k: int | None = None,
+                     Y_train: Any = None) -> tuple[dict[str, float], float, Any]:
+    """:func:`evaluate_fitted`, and the per-label table when ``per_label``; with
+    ``top_k``, the learner's ``predict_topk`` ranking too, scored with the inverse
+    propensities of ``Y_train`` (the metrics at k). The seconds are those of the
+    predictions alone: neither the metrics nor numba compiling."""
     names = None if metrics is None else list(metrics)
     pm = get_plugin_manager()
     # log P(y|x) only when a metric reads it (cll_loss): it is a pass of its own
@@ -186,11 +189,18 @@ def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, 
         else:
             Y_pred, scores = model.predict(X), _scores_of(model, X)
         log_proba = model.log_proba_of(X, Y) if wants_joint else None
+        ranking = model.predict_topk(X, top_k) if top_k is not None else None
         seconds = max(time.perf_counter() - start - compiling.seconds, 0.0)
     n_labels = getattr(Y, "shape", (None, None))[1]
     check_outputs(model, X.shape[0], n_labels, Y_pred=Y_pred, scores=scores,
                   log_proba=log_proba)
-    ctx = EvalContext(Y, Y_pred, scores=scores, log_proba=log_proba)  # counted once
+    inv = None
+    if ranking is not None and Y_train is not None:
+        from mlw.metrics.at_k import inverse_propensity
+
+        inv = inverse_propensity(Y_train)
+    ctx = EvalContext(Y, Y_pred, scores=scores, log_proba=log_proba,  # counted once
+                      topk=ranking, inv_propensity=inv)
     values = metric_values(ctx, names)
     table = per_label_frame(ctx, label_names) if per_label else None
     return values, seconds, table
@@ -235,7 +245,8 @@ def fit_and_evaluate(setup: EvaluationPlan, train: Dataset, test: Dataset, *,
     (values, predict_seconds, table), _, compile_predict, _ = timed(
         lambda: _evaluate_fitted(model, test.X, test.Y, setup.metrics, threshold=strategy,
                                  per_label=setup.per_label,
-                                 label_names=list(test.label_names)))
+                                 label_names=list(test.label_names),
+                                 top_k=getattr(setup, "top_k", None), Y_train=train.Y))
     return FoldResult(values, fit_seconds, predict_seconds, train.n_instances,
                       test.n_instances, fold, compile_fit + compile_predict, table,
                       fit_cpu_seconds), model

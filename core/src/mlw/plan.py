@@ -54,6 +54,9 @@ class EvaluationPlan:
     data : what to run on (:class:`mlw.DataPlan`), or ``None`` when the caller hands
         the training and test parts to :func:`mlw.evaluation.fit_and_evaluate` itself
     name : the learner's registered name (``None`` for an object given as is)
+    top_k : rank each test instance's ``top_k`` best-scored labels too
+        (``predict_topk``) and score the metrics at k on that ranking, with the
+        training part's inverse propensities (``None``: no ranking)
     isolate : run each fold of a cross-validation in a supervised child process
         (:func:`mlw.isolation.contained`, what ``mlw fit --cv`` does): a fold whose
         process dies (a crash in native code, ``os._exit``) is a
@@ -68,6 +71,7 @@ class EvaluationPlan:
     data: DataPlan | None = None
     name: str | None = None
     isolate: bool = False
+    top_k: int | None = None
 
 
 #: The name this class had before plans carried their data; kept for scripts.
@@ -86,7 +90,8 @@ def _strategy_name(choice: Any) -> str:
 
 def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
                        threshold: Any = None, *, per_label: bool = False,
-                       data: DataPlan | None = None) -> EvaluationPlan:
+                       data: DataPlan | None = None,
+                       top_k: int | None = None) -> EvaluationPlan:
     """Check an evaluation before any fit, so a mistake costs nothing.
 
     - every metric name is registered (:class:`mlw.UnknownNameError` with suggestions);
@@ -101,7 +106,10 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
       scores cannot take one (``ValueError``).
 
     ``per_label=True`` asks every fold for its per-label table too; ``data`` is the
-    data plan the evaluation runs on (:func:`mlw.evaluation.run_plan`).
+    data plan the evaluation runs on (:func:`mlw.evaluation.run_plan`); ``top_k``
+    (a positive int, for a learner with scores) ranks each test instance's best
+    ``top_k`` labels and adds the metrics at k up to ``top_k`` to the default metrics
+    (a metric at k above ``top_k`` asked by name is an error).
 
     Examples
     --------
@@ -124,6 +132,18 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
         if needs == "joint" and not hasattr(learner, "log_proba_of"):
             raise ValueError(f"metric {name!r} needs log P(y|x) (log_proba_of), which "
                              f"{kind} does not have")
+    if top_k is not None:
+        from mlw.metrics.at_k import check_k
+
+        top_k = check_k(top_k)
+        if not tags.predicts_scores:
+            raise ValueError(f"--top-k needs per-label scores to rank, which {kind} does "
+                             f"not predict")
+        for name in names or []:
+            at = pm.metric(name).at_k
+            if at is not None and at > top_k:
+                raise ValueError(f"metric {name!r} needs a ranking of {at} labels; the "
+                                 f"top-k asked is {top_k}")
     params = learner.get_params(deep=False) if hasattr(learner, "get_params") else {}
     evaluation_threshold = None
     if threshold is not None:
@@ -146,7 +166,7 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
     else:
         decision = "predict"
     return EvaluationPlan(learner, names, evaluation_threshold, decision, bool(per_label),
-                          data)
+                          data, top_k=top_k)
 
 
 def plan_evaluation(learner: str, *, params: Sequence[str] = (), threshold: str | None = None,
@@ -154,13 +174,13 @@ def plan_evaluation(learner: str, *, params: Sequence[str] = (), threshold: str 
                     test: str | None = None, cv: int | None = None,
                     seed: int = DEFAULT_SEED, labels: Sequence[str] | str | None = None,
                     n_labels: int | None = None, per_label: bool = False,
-                    isolate: bool = False) -> EvaluationPlan:
+                    isolate: bool = False, top_k: int | None = None) -> EvaluationPlan:
     """The plan of ``mlw fit`` from its options, every check done before any fit: the
     learner registered as ``learner`` (looked up once) with ``params`` (``key=value``
     texts typed by its defaults), seeded with ``seed``; ``threshold`` and ``metrics``
     as in :func:`prepare_evaluation`; the data plan of :func:`mlw.plan_data`
     (``data``, ``test``, ``cv``, ``labels``, ``n_labels``; folds seeded with ``seed``);
-    ``isolate``: see :class:`EvaluationPlan`.
+    ``isolate`` and ``top_k``: see :class:`EvaluationPlan`.
 
     Examples
     --------
@@ -174,7 +194,7 @@ def plan_evaluation(learner: str, *, params: Sequence[str] = (), threshold: str 
         raise ValueError("give the threshold either with --threshold or with "
                          "--param threshold=..., not both")
     plan = prepare_evaluation(build_learner(spec, seed=seed, params=values), metrics,
-                              threshold, per_label=per_label)
+                              threshold, per_label=per_label, top_k=top_k)
     plan.data = plan_data(data, test=test, cv=cv, labels=labels, n_labels=n_labels,
                           seed=seed)
     plan.name, plan.isolate = learner, isolate
