@@ -20,6 +20,24 @@ from typing import Any
 __all__ = ["RESULT_SUFFIXES", "check_results_path", "per_label_path", "records_frame",
            "write_records"]
 
+#: types of the fixed columns of a fold-level record, ``mlw fit --out``'s and the
+#: ``mlw bench`` store's (metric_* columns are Float64)
+SCHEMA: dict[str, str] = {
+    "cell_id": "str", "experiment": "str", "learner": "str", "label": "str",
+    "learner_name": "str", "dataset": "str", "source": "str", "evaluation": "str",
+    "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str",
+    "params": "str", "resolved_params": "str",
+    "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
+    "stages": "str", "attributes": "str", "decision": "str", "n_train": "int", "n_test": "int",
+    "n_features": "int", "n_labels": "int", "fit_seconds": "float",
+    "fit_cpu_seconds": "float",
+    "predict_seconds": "float", "compile_seconds": "float", "selection_seconds": "float",
+    "host": "str", "pid": "int", "started": "str", "finished": "str",
+    "cpu_seconds": "float", "wall_seconds": "float", "peak_memory_mb": "float",
+    "versions": "str",
+}
+
+
 #: Column types of the per-label records (the fold-level columns are the store's).
 PER_LABEL_TYPES: dict[str, str] = {
     "label": "str", "support": "int", "predicted": "int", "precision": "float",
@@ -29,10 +47,8 @@ PER_LABEL_TYPES: dict[str, str] = {
 
 
 def column_types() -> dict[str, str]:
-    """Column types: ``mlw bench``'s store schema (:data:`mlw.experiments.store.SCHEMA`,
+    """Column types: ``mlw bench``'s store schema (:data:`SCHEMA`,
     one results format for both commands) and the per-label columns."""
-    from mlw.experiments.store import SCHEMA
-
     return {**SCHEMA, **PER_LABEL_TYPES}
 
 

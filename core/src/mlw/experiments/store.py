@@ -32,25 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from mlw.files import atomic_write
+from mlw.results import SCHEMA as SCHEMA  # the record columns, re-exported
 from mlw.results import records_frame  # one typed-record writer for mlw fit --out and the store
 
 COMPACT_EVERY = 500
 
-#: types of the fixed columns (metric_* columns are Float64)
-SCHEMA: dict[str, str] = {
-    "cell_id": "str", "experiment": "str", "learner": "str", "label": "str",
-    "learner_name": "str", "dataset": "str", "source": "str", "evaluation": "str",
-    "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str",
-    "params": "str", "resolved_params": "str",
-    "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
-    "stages": "str", "attributes": "str", "decision": "str", "n_train": "int", "n_test": "int",
-    "n_features": "int", "n_labels": "int", "fit_seconds": "float",
-    "fit_cpu_seconds": "float",
-    "predict_seconds": "float", "compile_seconds": "float", "selection_seconds": "float",
-    "host": "str", "pid": "int", "started": "str", "finished": "str",
-    "cpu_seconds": "float", "wall_seconds": "float", "peak_memory_mb": "float",
-    "versions": "str",
-}
 
 
 class StoreLockedError(RuntimeError):
