@@ -17,6 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mlw.files import atomic_write, check_output_path
+from mlw.jsonsafe import dumps
+
 __all__ = ["RESULT_SUFFIXES", "check_results_path", "per_label_path", "records_frame",
            "write_records"]
 
@@ -73,8 +76,6 @@ def records_frame(records: Sequence[dict[str, Any]]) -> Any:
         if value is None:
             return None
         if kind is pl.String and not isinstance(value, str):
-            from mlw.jsonsafe import dumps
-
             return dumps(value, sort_keys=True)
         if kind is pl.Float64:
             return float(value)
@@ -89,8 +90,6 @@ def check_results_path(path: str | os.PathLike[str], option: str = "the results 
     """``path`` as a :class:`~pathlib.Path`, checked before any work: not empty, a
     ``.parquet`` or ``.csv`` name, not a folder, in an existing folder
     (:func:`mlw.files.check_output_path` with :data:`RESULT_SUFFIXES`)."""
-    from mlw.files import check_output_path
-
     return check_output_path(path, option=option, suffixes=RESULT_SUFFIXES)
 
 
@@ -106,8 +105,6 @@ def write_records(records: Sequence[dict[str, Any]], path: str | os.PathLike[str
     >>> pl.read_csv(out).to_dicts()
     [{'fold': 0, 'metric_f1_micro': 0.5}]
     """
-    from mlw.files import atomic_write
-
     p = check_results_path(path)
     frame = records_frame(records)
     with atomic_write(p, "wb") as fh:

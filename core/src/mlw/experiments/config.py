@@ -21,6 +21,7 @@ from typing import Any
 import tomllib
 
 from mlw.factory import build_learner
+from mlw.files import not_a_file
 from mlw.io.load import (
     DATA_PATH_ENV,
     DatasetNotFoundError,
@@ -468,8 +469,6 @@ def load_config(path: str | os.PathLike[str]) -> Experiment:
     Raises :class:`ConfigError` (a ``ValueError``) naming the file and key."""
     p = Path(require_text(str(path), "the config path"))
     if not p.is_file():
-        from mlw.files import not_a_file
-
         what = not_a_file(p)
         if what is not None:
             raise ValueError(f"config {p} {what}; give a TOML file")

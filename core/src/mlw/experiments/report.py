@@ -26,7 +26,9 @@ from mlw.experiments.stats import (
     learner_labels,
     metrics_of,
 )
+from mlw.experiments.store import read_results
 from mlw.files import atomic_write
+from mlw.plugins import get_plugin_manager
 
 #: the CD diagrams and staged curves show at most this many metrics per figure
 STAGE_METRICS = 6
@@ -373,8 +375,6 @@ def build_sections(df: Any, out_dir: Path, *, metrics: Sequence[str] | None = No
     import polars as pl
 
     from mlw.experiments.stats import summary_table
-    from mlw.plugins import get_plugin_manager
-
     known = get_plugin_manager().metrics()
     sections = []
     experiments = list(dict.fromkeys(df["experiment"].to_list())) if df.height else []
@@ -453,8 +453,6 @@ def write_report(results: str | os.PathLike[str] | Any, out_dir: str | os.PathLi
     figures (``cd-METRIC.png``, ``stages-LEARNER.png``) into ``out_dir`` (created when
     its parent exists); returns the files written. ``results`` is a results file (see
     :func:`mlw.experiments.read_results`) or a polars DataFrame of records."""
-    from mlw.experiments.store import read_results
-
     out = Path(out_dir)
     if not str(out_dir).strip():
         raise ValueError("the report folder is empty")
