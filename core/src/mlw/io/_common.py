@@ -11,9 +11,10 @@ import zlib
 from pathlib import Path
 from typing import IO, cast
 
+from mlw.io import _limits  # RATIO_FLOOR read at each call (tests lower it)
 from mlw.io._errors import DataFormatError as DataFormatError  # re-exported
 from mlw.io._errors import DatasetWarning as DatasetWarning  # re-exported
-from mlw.io._limits import RATIO_FLOOR, LimitError, get_limits, human_bytes
+from mlw.io._limits import LimitError, get_limits, human_bytes
 
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz")
 
@@ -49,7 +50,7 @@ def check_expansion(path: Path, total: int, compressed: int, *, in_memory: bool)
         raise LimitError(path, None, f"the decompressed text is larger than "
                                      f"{human_bytes(lim.max_memory)} "
                                      f"({lim.advice('max_memory')})")
-    if total > RATIO_FLOOR and total > lim.max_ratio * max(compressed, 1):
+    if total > _limits.RATIO_FLOOR and total > lim.max_ratio * max(compressed, 1):
         raise LimitError(path, None, f"decompresses to more than {lim.max_ratio:g} times its "
                                      f"size ({human_bytes(total)} so far from "
                                      f"{human_bytes(compressed)}): a decompression bomb? "
