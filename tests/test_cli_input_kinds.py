@@ -165,3 +165,50 @@ def test_what_native_code_writes_before_aborting_reaches_stderr(tmp_path) -> Non
                             timeout=120)
     assert result.returncode == -6
     assert "memory allocation of 768000000 bytes failed" in result.stderr
+
+
+@pytest.mark.parametrize(("name", "command"), [
+    ("m.mlw", ("fit", "-l", "br", "-m", "hamming_loss", "--save", "{p}")),
+    ("r.csv", ("fit", "-l", "br", "-m", "hamming_loss", "--out", "{p}")),
+    ("r.parquet", ("bench", "--learners", "br", "--datasets", "emotions", "--cv", "2",
+                   "--out", "{p}")),
+])
+def test_an_output_that_is_a_fifo_is_refused_and_left_alone(tmp_path, name,
+                                                            command) -> None:
+    """The atomic rename replaced it with a regular file (as root, ``--out /dev/null``
+    would have replaced the device node)."""
+    import stat
+
+    p = tmp_path / name
+    os.mkfifo(p)
+    result = invoke(*[a.format(p=p) for a in command])
+    assert result.exit_code == 2, result.stderr
+    assert "is a named pipe (FIFO)" in result.stderr and result.stderr.count("\n") == 1
+    assert stat.S_ISFIFO(os.lstat(p).st_mode)
+    assert sorted(x.name for x in tmp_path.iterdir()) == [name]
+
+
+def test_atomic_write_never_renames_over_a_device_or_fifo(tmp_path) -> None:
+    import stat
+
+    from mlw.files import atomic_write
+
+    p = tmp_path / "fifo"
+    os.mkfifo(p)
+    with pytest.raises(ValueError, match="is a named pipe"), atomic_write(p, "w") as fh:
+        fh.write("x")
+    assert stat.S_ISFIFO(os.lstat(p).st_mode)
+    with pytest.raises(ValueError, match="is a character device"), \
+            atomic_write("/dev/null", "w") as fh:
+        fh.write("x")
+
+
+@pytest.mark.parametrize("command", [("bench", "--config", "{p}", "--out", "{o}"),
+                                     ("report", "{p}", "--out", "{o}")])
+def test_a_fifo_given_as_config_or_results_is_named_never_read(tmp_path, command) -> None:
+    """``mlw report FIFO`` waited for ever for a writer."""
+    p = tmp_path / "in"
+    os.mkfifo(p)
+    result = invoke(*[a.format(p=p, o=tmp_path / "o.parquet") for a in command])
+    assert one_line_error(result).startswith(f"{'config ' if command[0] == 'bench' else ''}"
+                                             f"{p} is a named pipe (FIFO)")

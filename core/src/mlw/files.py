@@ -221,7 +221,8 @@ def check_output_path(output: str | os.PathLike[str], inputs: Any = (), *,
     that is empty, not named with one of ``suffixes`` (when given, e.g.
     ``(".parquet", ".csv")``), a folder, in a folder that does not exist, or the same
     file as one of ``inputs`` (paths, or a mapping ``{description: path}``): writing it
-    would destroy an input. Returns the path. Raises ``ValueError``
+    would destroy an input; or a device, FIFO or socket (renaming a file over
+    ``/dev/null`` would replace it). Returns the path. Raises ``ValueError``
     (``IsADirectoryError`` for a folder, ``FileNotFoundError`` for a missing folder)
     naming ``option`` and the input."""
     if output is None or str(output).strip() == "":
@@ -232,6 +233,9 @@ def check_output_path(output: str | os.PathLike[str], inputs: Any = (), *,
         raise ValueError(f"{option} {target}: give a {names} file name")
     if target.is_dir():
         raise IsADirectoryError(f"{option} {target}: it is a folder; give a file name")
+    what = not_a_file(target)
+    if what is not None:  # a device or a FIFO: writing would replace it with a file
+        raise ValueError(f"{option} {target} {what}; give a file name")
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"{option} {target}: folder {folder} does not exist")
@@ -272,6 +276,9 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb",
         raise FileNotFoundError(f"cannot write {target}: folder {folder} does not exist")
     if target.is_dir():
         raise IsADirectoryError(f"cannot write {target}: it is a folder")
+    what = not_a_file(target)
+    if what is not None:  # renaming over a device node (as root) would replace it
+        raise ValueError(f"cannot write {target}: it {what}")
     sweep_stale_temporaries(target)
     with sigterm_as_interrupt():
         fd, tmp_name = tempfile.mkstemp(prefix=f"{_prefix(target.name)}{os.getpid()}-",

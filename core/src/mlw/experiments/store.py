@@ -235,10 +235,13 @@ def dedupe(df: Any) -> Any:
 def read_results(path: str | os.PathLike[str]) -> Any:
     """Every record of a results file written by ``mlw bench`` (including the parts of
     an interrupted run) as a polars DataFrame, one row per cell."""
+    from mlw.files import not_a_file
+
     p = Path(path)
-    store = ResultStore(p) if not p.is_dir() else None
-    if store is None:
-        raise ValueError(f"{p} is a folder; give the results file")
+    what = not_a_file(p)
+    if what is not None:  # a FIFO would be read for ever
+        raise ValueError(f"{p} {what}; give the results file")
+    store = ResultStore(p)
     if not p.exists() and not store.parts.is_dir():
         raise FileNotFoundError(f"{p}: no such results file")
     return store.read()
