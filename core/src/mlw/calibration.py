@@ -26,7 +26,7 @@ def resolve_estimator(estimator: Any, random_state: int | None) -> Any:
     """An unfitted copy of ``estimator``: a registered learner name (built with the
     seed) or an estimator object (cloned)."""
     if isinstance(estimator, str):
-        from mlw.api import get_learner
+        from mlw.factory import get_learner
 
         return get_learner(estimator, seed=random_state)
     from sklearn.base import clone
