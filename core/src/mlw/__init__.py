@@ -38,8 +38,8 @@ __version__ = "0.1.0"
 #: Public name -> the module that defines it (imported when the name is first used).
 _LAZY: dict[str, str] = {
     "generate_dataset": "mlw.api",
-    "get_learner": "mlw.api",
-    "get_threshold": "mlw.api",
+    "get_learner": "mlw.factory",
+    "get_threshold": "mlw.factory",
     "get_decoder": "mlw.api",
     "list_decoders": "mlw.api",
     "list_generators": "mlw.api",
@@ -58,14 +58,17 @@ _LAZY: dict[str, str] = {
     "DataPlan": "mlw.io.plan",
     "plan_data": "mlw.io.plan",
     "MultiLabelLearner": "mlw.learner",
-    "EvaluationResult": "mlw.model_selection",
-    "FoldResult": "mlw.model_selection",
-    "IterativeStratifiedKFold": "mlw.model_selection",
-    "cross_validate": "mlw.model_selection",
-    "holdout": "mlw.model_selection",
-    "iterative_stratification": "mlw.model_selection",
-    "prepare_evaluation": "mlw.model_selection",
-    "EvaluationSetup": "mlw.model_selection",
+    "EvaluationResult": "mlw.fold_results",
+    "FoldResult": "mlw.fold_results",
+    "IterativeStratifiedKFold": "mlw.splits",
+    "cross_validate": "mlw.evaluation",
+    "holdout": "mlw.evaluation",
+    "run_plan": "mlw.evaluation",
+    "iterative_stratification": "mlw.splits",
+    "EvaluationPlan": "mlw.plan",
+    "EvaluationSetup": "mlw.plan",
+    "plan_evaluation": "mlw.plan",
+    "prepare_evaluation": "mlw.plan",
     "ModelFileError": "mlw.persistence",
     "ModelVersionError": "mlw.persistence",
     "ModelVersionWarning": "mlw.persistence",
@@ -86,9 +89,9 @@ _LAZY: dict[str, str] = {
 #: Subpackages and modules reachable as attributes (``mlw.plugins.get_plugin_manager``).
 _SUBMODULES = frozenset({
     "api", "calibration", "conformal", "dataset", "decoders", "evaluation", "experiments",
-    "files", "hookspecs", "io", "jit",
-    "jsonsafe", "learner", "metrics", "model_selection", "neighbors", "params",
-    "persistence", "plugins", "prediction", "registry", "results", "thresholds",
+    "factory", "files", "fold_results", "hookspecs", "io", "jit", "jsonsafe", "learner",
+    "metrics", "model_selection", "neighbors", "params", "persistence", "plan", "plugins",
+    "prediction", "registry", "results", "selection", "splits", "thresholds",
     "validation", "warmup",
 })
 
@@ -100,8 +103,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from mlw.api import (
         generate_dataset,
         get_decoder,
-        get_learner,
-        get_threshold,
         list_decoders,
         list_generators,
         list_learners,
@@ -113,23 +114,15 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from mlw.calibration import CalibratedLearner
     from mlw.conformal import ConformalRecall
     from mlw.dataset import Dataset
-    from mlw.evaluation import evaluate
+    from mlw.evaluation import cross_validate, evaluate, holdout, run_plan
+    from mlw.factory import get_learner, get_threshold
+    from mlw.fold_results import EvaluationResult, FoldResult
     from mlw.io import load_dataset
     from mlw.io.load import DatasetNotFoundError
     from mlw.io.plan import DataPlan, plan_data
     from mlw.jsonsafe import to_jsonable
     from mlw.learner import MultiLabelLearner
     from mlw.metrics.context import EvalContext
-    from mlw.model_selection import (
-        EvaluationResult,
-        EvaluationSetup,
-        FoldResult,
-        IterativeStratifiedKFold,
-        cross_validate,
-        holdout,
-        iterative_stratification,
-        prepare_evaluation,
-    )
     from mlw.persistence import (
         ModelFileError,
         ModelVersionError,
@@ -139,8 +132,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         read_header,
         save_model,
     )
+    from mlw.plan import EvaluationPlan, EvaluationSetup, plan_evaluation, prepare_evaluation
     from mlw.plugins import AmbiguousNameError, PluginInfo, UnknownNameError
     from mlw.prediction import Predictions, predict_file, write_predictions
+    from mlw.splits import IterativeStratifiedKFold, iterative_stratification
     from mlw.validation import check_param
 
 __all__ = [
@@ -152,6 +147,7 @@ __all__ = [
     "DecoderSpec",
     "DatasetNotFoundError",
     "EvalContext",
+    "EvaluationPlan",
     "EvaluationResult",
     "EvaluationSetup",
     "FoldResult",
@@ -192,9 +188,11 @@ __all__ = [
     "load_dataset",
     "load_model",
     "plan_data",
+    "plan_evaluation",
     "predict_file",
     "prepare_evaluation",
     "read_header",
+    "run_plan",
     "save_model",
     "to_jsonable",
     "write_predictions",

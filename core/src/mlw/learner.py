@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 if TYPE_CHECKING:
@@ -26,7 +31,10 @@ else:
     from sklearn.base import BaseEstimator, ClassifierMixin
 
 from mlw._guard import check_outputs, threshold_call
-from mlw.registry import LearnerTags, inference_tags
+from mlw.params import Spec
+from mlw.plugins import get_plugin_manager
+from mlw.registry import LearnerTags, ThresholdSpec, inference_tags
+from mlw.thresholds import apply_threshold, parse_threshold, resolve_top_label
 from mlw.validation import check_X, check_Y
 
 #: Scores one block of :meth:`MultiLabelLearner.predict_topk` holds (rows x labels).
@@ -236,7 +244,6 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         never changed."""
         if not getattr(self, "top_label_", False):
             return Y
-        from mlw.thresholds import apply_threshold
 
         empty = np.flatnonzero(np.diff(Y.indptr) == 0) if sp.issparse(Y) \
             else np.flatnonzero(~np.asarray(Y).any(axis=1))
@@ -325,7 +332,6 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         set has (almost) no empty label sets)."""
         if not (self._joint_prediction and hasattr(self, "top_label")):
             return
-        from mlw.thresholds import resolve_top_label
 
         on = resolve_top_label(self.top_label, Y)
         if on and not self._mlw_tags().predicts_scores:
@@ -363,31 +369,49 @@ def _label_dtype(Y: Any) -> str:
     return dtype.name if dtype.kind in "biuf" else "uint8"
 
 
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """A strategy named in text, parsed and checked: its registration and typed
+    options (:func:`parse_threshold_choice`); :meth:`create` builds a fresh strategy."""
+
+    spec: ThresholdSpec
+    options: Mapping[str, Any]
+
+    def create(self) -> Any:
+        return self.spec.create(**self.options)
+
+
+#: texts parsed per plugin manager (a strategy named in text is parsed once per run)
+_PARSED: weakref.WeakKeyDictionary[Any, dict[str, ThresholdChoice]] = \
+    weakref.WeakKeyDictionary()
+
+
+def parse_threshold_choice(text: str) -> ThresholdChoice:
+    """The strategy ``text`` names (``"pcut"``, ``"fixed:0.3"``,
+    ``"one_threshold:metric=f1_example"``; see :func:`mlw.thresholds.parse_threshold`),
+    its name looked up and its options typed. A text is read once per plugin manager
+    (every fold of a run, and every fit of a learner whose ``threshold`` is this text,
+    reuse the reading); an unknown name or a bad option raises every time."""
+    pm = get_plugin_manager()
+    parsed = _PARSED.setdefault(pm, {})
+    choice = parsed.get(text)
+    if choice is None:
+        name, items = parse_threshold(text)
+        spec = pm.threshold(name)
+        options = Spec("threshold", name, tuple(items)).params(spec.signature_params())
+        choice = parsed[text] = ThresholdChoice(spec, options)
+    return choice
+
+
 def make_threshold(choice: Any) -> tuple[Any, bool]:
     """A fresh strategy object from a registered name with optional options
     (``"pcut"``, ``"fixed:0.3"``, ``"one_threshold:metric=f1_example"``; see
-    :func:`mlw.thresholds.parse_threshold`) or a strategy object, and whether it needs
+    :func:`parse_threshold_choice`) or a strategy object, and whether it needs
     training scores."""
-    from mlw.plugins import get_plugin_manager
-
     if isinstance(choice, str):
-        from mlw.params import parse_params
-        from mlw.thresholds import parse_threshold
-
-        name, items = parse_threshold(choice)
-        spec = get_plugin_manager().threshold(name)
-        known = spec.signature_params()
-        if len(items) == 1 and "=" not in items[0]:  # "fixed:0.3": the first option
-            if not known:
-                raise ValueError(f"threshold {name!r} takes no options, got {choice!r}")
-            items = [f"{next(iter(known))}={items[0]}"]
-        options = parse_params(f"threshold {name!r}", known, items)
-        return spec.create(**options), spec.needs_training_scores
+        parsed = parse_threshold_choice(choice)
+        return parsed.create(), parsed.spec.needs_training_scores
     if hasattr(choice, "fit") and hasattr(choice, "predict"):
-        import copy
-
-        from sklearn.base import clone
-
         # an unfitted copy: a strategy estimator is cloned, any other object copied
         fresh = clone(choice) if hasattr(choice, "get_params") else copy.deepcopy(choice)
         return fresh, bool(getattr(choice, "needs_training_scores", True))

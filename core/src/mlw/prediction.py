@@ -82,7 +82,7 @@ def load_to_predict(data: str, reference: dict[str, Any] | None = None) -> Datas
     (:func:`mlw.io.align`: columns by name, nominal attributes by value).
     """
     from mlw.io import load_dataset
-    from mlw.io.align import align
+    from mlw.io.alignment import align
     from mlw.io.bundled import BUNDLED
     from mlw.io.load import choose_loader, resolve_source
 

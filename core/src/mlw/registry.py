@@ -12,8 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from mlw._lazy import LazyModule
+
 if TYPE_CHECKING:
-    from mlw.dataset import Dataset
+    import mlw.dataset as _dataset
+else:  # registering imports no numpy; the annotations still resolve at run time
+    _dataset = LazyModule("mlw.dataset")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -410,7 +414,7 @@ class LoaderSpec:
 
     name: str
     suffixes: tuple[str, ...]
-    load: Callable[..., Dataset]
+    load: Callable[..., _dataset.Dataset]
     description: str
     sniff: Callable[[bytes], bool] | None = None
 
@@ -440,7 +444,7 @@ class GeneratorSpec:
     """
 
     name: str
-    generate: Callable[..., Dataset] | str
+    generate: Callable[..., _dataset.Dataset] | str
     description: str
     plugin: str | None = field(default=None, compare=False)
     _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)

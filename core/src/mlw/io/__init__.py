@@ -25,7 +25,8 @@ _LAZY = {
     "DatasetWarning": "mlw.io._common",
     "LimitError": "mlw.io._limits",
     "LoadLimits": "mlw.io._limits",
-    "align": "mlw.io.align",
+    "align": "mlw.io.alignment",
+    "align_test": "mlw.io.alignment",
     "bundled_datasets": "mlw.io.bundled",
     "find_label_xml": "mlw.io.mulan",
     "get_limits": "mlw.io._limits",
@@ -39,7 +40,7 @@ _LAZY = {
     "loads_arff": "mlw.io.arff",
     "plan_data": "mlw.io.plan",
     "read_label_xml": "mlw.io.mulan",
-    "reference_of": "mlw.io.align",
+    "reference_of": "mlw.io.alignment",
     "set_limits": "mlw.io._limits",
     "source_files": "mlw.io._common",
     "write_arff": "mlw.io.arff_writer",
@@ -57,6 +58,7 @@ __all__ = [
     "LimitError",
     "LoadLimits",
     "align",
+    "align_test",
     "bundled_datasets",
     "find_label_xml",
     "get_limits",
@@ -87,7 +89,7 @@ __getattr__, __dir__ = attach(__name__, _LAZY)
 if TYPE_CHECKING:
     from mlw.io._common import DataFormatError, DatasetWarning, source_files
     from mlw.io._limits import LimitError, LoadLimits, get_limits, limits, set_limits
-    from mlw.io.align import align, reference_of
+    from mlw.io.alignment import align, align_test, reference_of
     from mlw.io.arff import load_arff, loads_arff
     from mlw.io.arff_writer import write_arff, write_mulan_splits
     from mlw.io.bundled import bundled_datasets
