@@ -47,6 +47,9 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
                "mean over instances of |T & P| / |P|"),
     MetricSpec("recall_example", _ls.recall_example, True, "labels",
                "mean over instances of |T & P| / |T|"),
+    MetricSpec("fnr_example", _ls.fnr_example, False, "labels",
+               "mean over instances of |T - P| / |T| (0 when T is empty): the false-"
+               "negative rate conformal recall control bounds; recall = 1 - it"),
     MetricSpec("f1_example", _ls.f1_example, True, "labels",
                "mean over instances of 2|T & P| / (|T| + |P|)"),
     MetricSpec("f1_micro", _ls.f1_micro, True, "labels",
