@@ -139,7 +139,7 @@ def main() -> None:
     print(f"mlw fit --learner L on emotions (391 train / 202 test rows), empty kernel "
           f"cache; CPU seconds; load average before {os.getloadavg()[0]:.1f}")
     print(f"| {'learner':<18} | {'first run':>9} | {'compile':>7} | {'fit':>6} | "
-          f"{'second run':>10} |")
+          f"{'cached run':>10} |")
     print(f"|{'-' * 20}|{'-' * 11}:|{'-' * 8}:|{'-' * 7}:|{'-' * 11}:|")
     over = []
     start = time.perf_counter()
