@@ -1,4 +1,4 @@
-"""Our figures next to the papers', for docs/reproduction.md: reads the results of
+"""Our figures next to the papers', for the method pages (docs/methods/): reads the results of
 ``mlw bench --config examples/papers/PAPER.toml`` and prints Markdown tables with the
 paper's value beside ours (and the difference).
 
@@ -81,37 +81,6 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None or not math.isfinite(v) else f"{v:.3f}"
 
 
-README_COLUMNS = ("accuracy", "subset_accuracy", "subset_accuracy_joint", "hamming_loss",
-                  "log_loss", "f1_micro", "f1_macro", "f1_example")
-
-
-def lacovac_readme() -> dict[tuple[str, str, str], float]:
-    """The means of plugins/lacovac/README.md's "All learners" tables (the quality
-    script's run, the same protocol as lacovac.toml): for the datasets a run lacks."""
-    out: dict[tuple[str, str, str], float] = {}
-    dataset = None
-    text = (ROOT / "plugins" / "lacovac" / "README.md").read_text()
-    for line in text.split("### All learners", 1)[1].split("\n### ", 1)[0].splitlines():
-        m = re.match(r"\*\*(\w+)\*\* \(", line)
-        if m:
-            dataset = m.group(1)
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if dataset is None or not line.startswith("|") or cells[0] not in \
-                LACOVAC_LEARNERS.values():
-            continue
-        for name, cell in zip(README_COLUMNS, cells[1:], strict=False):
-            if name == "subset_accuracy_joint":  # only LaCovaC's is in the config
-                if cells[0] != "lacovac":
-                    continue
-                key = "lacovac_joint"
-            else:
-                key = cells[0]
-            if re.fullmatch(r"[0-9.]+", cell):
-                out[(key, dataset, name.removesuffix("_joint"))] = float(cell)
-    return out
-
-
 def _avg_ranks(values: dict[str, dict[str, float]], learners: list[str], lower: bool
                ) -> list[float] | None:
     """Average ranks (1 = best, ties shared) over the datasets where every learner has a
@@ -129,18 +98,12 @@ def _avg_ranks(values: dict[str, dict[str, float]], learners: list[str], lower: 
 def lacovac(path: str) -> None:
     paper = lacovac_paper()
     ours = _means(path)
-    readme = lacovac_readme()
     learners = list(LACOVAC_LEARNERS.values())
     datasets = ["flags", "emotions", "birds", "genbase", "medical", "yeast", "scene", "enron",
                 "bibtex"]
     run = {d for (_, d, _) in ours}
-    borrowed = [d for d in datasets if d not in run]
-    # the run and the README agree where both have a dataset (three digits)
-    differ = [(k, v, readme[k]) for k, v in ours.items() if k in readme
-              and k[2] != "log_loss" and abs(round(v, 3) - readme[k]) > 0.0015]
-    print(f"run: {', '.join(d for d in datasets if d in run)}; from plugins/lacovac/README.md "
-          f"(marked †): {', '.join(borrowed) or 'none'}; run vs README beyond rounding: "
-          f"{differ or 'none'}")
+    print(f"run: {', '.join(d for d in datasets if d in run)}; not in the results (-): "
+          f"{', '.join(d for d in datasets if d not in run) or 'none'}")
     ranks_ours: dict[str, dict[str, dict[str, float]]] = {}
     ranks_paper: dict[str, dict[str, dict[str, float]]] = {}
     for metric in LACOVAC_METRICS.values():
@@ -150,15 +113,14 @@ def lacovac(path: str) -> None:
         for ds in datasets:
             row = []
             for ln in learners:
-                o = ours.get((ln, ds, metric)) if ds in run else readme.get((ln, ds, metric))
+                o = ours.get((ln, ds, metric))
                 p = paper.get(metric, {}).get(ds, {}).get(ln)
                 if o is not None:
                     ranks_ours.setdefault(metric, {}).setdefault(ds, {})[ln] = o
                 if p is not None:
                     ranks_paper.setdefault(metric, {}).setdefault(ds, {})[ln] = p
                 row.append(f"{_fmt(o)} / {_fmt(p)}")
-            mark = " †" if ds in borrowed else ""
-            print(f"| {ds}{mark} | " + " | ".join(row) + " |")
+            print(f"| {ds} | " + " | ".join(row) + " |")
     print("\n**Average ranks over the same datasets** (ours / the paper's values ranked "
           "over the same datasets and six learners)\n")
     print("| metric | " + " | ".join(learners) + " |")
@@ -172,8 +134,6 @@ def lacovac(path: str) -> None:
             continue
         print(f"| {metric} ({len(common)}) | " + " | ".join(
             f"{a:.2f} / {b:.2f}" for a, b in zip(o, p, strict=True)) + " |")
-    if borrowed:
-        ours.update({k: v for k, v in readme.items() if k[1] in borrowed})
     joint = [(ds, ours.get(("lacovac_joint", ds, "subset_accuracy"))) for ds in datasets]
     print("\nLaCovaC's own joint decision, exact match: " +
           ", ".join(f"{ds} {_fmt(v)}" for ds, v in joint))

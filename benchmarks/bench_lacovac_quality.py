@@ -11,9 +11,9 @@ plus two things the command has no option for: ``--param key=value`` (repeatable
 changes the parameters of the LaCovaC-family learners (lacovac, lacova, ml_c45 and the
 joint-mode row) and ``--tag`` names such a variant (its rows are ``lacovac[TAG]``, so
 an ablation lands next to the defaults in the same results file); ``--table`` prints
-the README's per-dataset tables (fold means, the paper's LaCovaC figures below). The
-config reproduces this script's former records (flags and emotions checked value for
-value against the README's tables).
+per-dataset tables (fold means, the paper's LaCovaC figures below) for
+docs/methods/lacovac.md. The config reproduces this script's former records (flags and
+emotions checked value for value).
 """
 
 from __future__ import annotations

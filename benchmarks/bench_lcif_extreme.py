@@ -1,22 +1,25 @@
-"""LCIF at extreme scale: a generated sparse problem of 500,000 training instances,
-200,000 features and 100,000 labels (about 40 non-zero features and 3 labels per
-instance, power-law frequencies), written in the extreme-classification repository
-format to /tmp, read back through the core loader (``mlw.load_dataset(path,
-format="xc")``, streamed), then ``lcif`` fit + predict on 10,000 held-out queries.
+"""LCIF at extreme scale beside omikuji and napkinXC: a generated sparse problem of
+500,000 training instances, 200,000 features and 100,000 labels (about 40 non-zero
+features and 3 labels per instance, power-law frequencies), written ONCE as a
+multi-label svmlight file with the XC header line (``n d L``, zero-based: the format
+omikuji trains from and mlw's loader reads by content), then on 10,000 held-out queries:
 
-Reports the generation, loading, fit and predict times, the peak memory of the
-process (ru_maxrss) after each stage, and the quality on the queries against the
-generating labels. There is no peer here: scikit-learn's brute-force kNN would hold a
-dense 10,000 x 500,000 similarity block per chunk and no dense 100,000-label output
-fits in memory; the point is that LCIF completes, sparse end to end.
+* ``lcif`` at its defaults, loaded from the file through the core loader (streamed):
+  fit, ``predict`` (label sets: f1_example) and ``predict_topk`` (rankings);
+* omikuji (``train_on_data`` on the same file, ``n_threads=1``: its fit CPU includes
+  reading the file) and napkinXC's PLT (``threads=1``, on the same matrices in memory).
+
+Reports P@1/3/5 and PSP@1/3/5 (propensities of the training labels, A = 0.55,
+B = 1.5) for each, LCIF's label-set quality, process CPU seconds (user + sys) of fit
+and predict, the peak memory of the process (ru_maxrss, cumulative) and the load
+average. Heavy: run it once, one thread::
+
+    NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python benchmarks/bench_lcif_extreme.py \
+        [--n 510000] [--threshold-sample N] [--no-peers] [--keep]
 
 ``lcif`` runs with its defaults, so the cardinality threshold is fitted on the
 leave-one-out scores of a seeded subsample of 20,000 training rows (each scored against
-all 500,000); ``--threshold-sample 0`` uses all training rows (the paper's procedure,
-500,000 leave-one-out kNN queries). The generated features are real-valued, so the
-general kNN kernel runs (the binary one is for 0/1 features).
-
-    nice python benchmarks/bench_lcif_extreme.py [--n 510000] [--threshold-sample N] [--keep]
+all 500,000); ``--threshold-sample 0`` uses all training rows (the paper's procedure).
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ import argparse
 import os
 import resource
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from bench_lcif_xc_peers import cpu, run_napkinxc, run_omikuji
 from numba import njit
 
 
@@ -129,6 +134,30 @@ def write_xc(X: sp.csr_matrix, Y: sp.csr_matrix, path: str) -> None:
             fh.write(buf[:m].tobytes())
 
 
+def at_k(Y, ranking, inv) -> dict[str, float]:
+    from mlw import metrics as M
+
+    out = {f"P@{k}": M.precision_at_k(Y, ranking, k=k) for k in (1, 3, 5)}
+    out.update({f"PSP@{k}": M.psprecision_at_k(Y, ranking, k=k, inv_propensity=inv)
+                for k in (1, 3, 5)})
+    return out
+
+
+def omikuji_on_prefix(path: str, ntr: int, Xte) -> tuple[np.ndarray, float, float]:
+    """omikuji trained on the first ``ntr`` rows of the file (a copy with its own
+    header: omikuji reads whole files), predicting ``Xte``."""
+    train = path + ".train"
+    with open(path, "rb") as src, open(train, "wb") as dst:
+        n, d, L = src.readline().split()
+        dst.write(f"{ntr} {int(d)} {int(L)}\n".encode())
+        for _ in range(ntr):
+            dst.write(src.readline())
+    try:
+        return run_omikuji(Path(train), Xte)
+    finally:
+        os.remove(train)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=510_000, help="instances (the last 10,000 query)")
@@ -137,8 +166,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--k", type=int, default=15)
     ap.add_argument("--lam", type=float, default=0.5)
-    ap.add_argument("--path", default="/tmp/mlw_lcif_extreme.xc.txt")
+    ap.add_argument("--path", default="/tmp/mlw_lcif_extreme.svm")
     ap.add_argument("--keep", action="store_true", help="keep the generated file")
+    ap.add_argument("--no-peers", action="store_true", help="LCIF only")
+    ap.add_argument("--feature-votes", default="neighbour_mean",
+                    help="LCIF's feature_votes (its default: neighbour_mean)")
     ap.add_argument("--threshold-sample", type=int, default=20000,
                     help="training rows the threshold is fitted on (0: all rows)")
     a = ap.parse_args()
@@ -155,7 +187,7 @@ def main() -> None:
           f"{gen_s:.0f} s; peak {peak_mb():.0f} MB", flush=True)
 
     t = time.perf_counter()
-    ds = mlw.load_dataset(a.path, format="xc")
+    ds = mlw.load_dataset(a.path)  # .svm with the XC header: read by the XC rules
     load_s = time.perf_counter() - t
     X, Y = ds.X, ds.Y
     print(f"loaded {X.shape[0]} x {X.shape[1]} (nnz/row {X.nnz / X.shape[0]:.1f}), "
@@ -166,24 +198,41 @@ def main() -> None:
     del ds, X, Y
     LCIF(k_ins=3, k_feat=3).fit(Xtr[:500], Ytr[:500]).predict(Xte[:10])  # JIT warm-up
 
-    t = time.perf_counter()
-    m = LCIF(k_ins=a.k, k_feat=a.k, lam=a.lam,
+    from mlw.metrics import inverse_propensity
+
+    inv = inverse_propensity(Ytr)
+    c = cpu()
+    m = LCIF(k_ins=a.k, k_feat=a.k, lam=a.lam, feature_votes=a.feature_votes,
              threshold_sample=a.threshold_sample or None).fit(Xtr, Ytr)
-    fit_s = time.perf_counter() - t
-    print(f"lcif fit (k={a.k}, lam={a.lam}, threshold from {m.threshold_rows_} training "
-          f"rows): {fit_s:.0f} s; peak {peak_mb():.0f} MB; "
+    fit_c = cpu() - c
+    print(f"lcif fit (k={a.k}, lam={a.lam}, feature_votes={a.feature_votes}, threshold "
+          f"from {m.threshold_rows_} training rows): {fit_c:.0f} CPU s; peak {peak_mb():.0f} MB; "
           f"threshold {m.threshold_.threshold_}", flush=True)
-    t = time.perf_counter()
+    c = cpu()
     P = m.predict(Xte)
-    pred_s = time.perf_counter() - t
-    print(f"lcif predict ({a.queries} queries, CSR output {type(P).__name__}, "
-          f"{P.nnz / P.shape[0]:.2f} labels/query): {pred_s:.0f} s; peak {peak_mb():.0f} MB",
-          flush=True)
+    pred_c = cpu() - c
     res = mlw.evaluate(Yte, P, metrics=["accuracy", "f1_example", "f1_micro", "precision_micro",
                                         "recall_micro"])
-    print("quality on the queries: " + ", ".join(f"{k}={v:.4f}" for k, v in res.items()))
-    print(f"SUMMARY fit+predict {fit_s + pred_s:.0f} s, load {load_s:.0f} s, "
-          f"peak memory {peak_mb() / 1024:.2f} GB")
+    print(f"lcif predict ({a.queries} queries, {P.nnz / P.shape[0]:.2f} labels/query): "
+          f"{pred_c:.0f} CPU s; " + ", ".join(f"{k}={v:.4f}" for k, v in res.items()),
+          flush=True)
+    c = cpu()
+    R = m.predict_topk(Xte, 5).indices
+    rows = [("lcif", at_k(Yte, R, inv), fit_c, cpu() - c)]
+    del m
+    if not a.no_peers:
+        R, f, p = omikuji_on_prefix(a.path, ntr, Xte)
+        rows.append(("omikuji", at_k(Yte, R, inv), f, p))
+        print(f"omikuji: fit {f:.0f} CPU s, peak {peak_mb():.0f} MB", flush=True)
+        R, f, p = run_napkinxc(Xtr, Ytr, Xte)
+        rows.append(("napkinXC PLT", at_k(Yte, R, inv), f, p))
+        print(f"napkinXC: fit {f:.0f} CPU s, peak {peak_mb():.0f} MB", flush=True)
+    cols = [f"P@{k}" for k in (1, 3, 5)] + [f"PSP@{k}" for k in (1, 3, 5)]
+    print(f"\n{'learner':<14}" + "".join(f"{c:>7}" for c in cols)
+          + f"{'fit CPU s':>11}{'top-5 CPU s':>13}")
+    for label, q, f, p in rows:
+        print(f"{label:<14}" + "".join(f"{q[c]:>7.3f}" for c in cols) + f"{f:>11.0f}{p:>13.0f}")
+    print(f"peak memory {peak_mb() / 1024:.2f} GB; load average {os.getloadavg()[0]:.1f}")
     if not a.keep:
         os.remove(a.path)
 

@@ -14,9 +14,7 @@ The same as ``mlw bench --config examples/papers/mctbn.toml --out mctbn.parquet`
 * / @ where mc is significantly better / worse, paired t-test over the folds every
 learner finished, two-sided, 0.05, as the paper's * and ⊗), CC's CLL-loss read both
 ways, the C and trees mc chose per fold, and the Figure 3 curve. Checked against the
-former standalone script value for value on emotions, folds 0-1 (docs/reproduction.md).
-The former script's third reading of CC (a chain *trained* on predicted prefixes) is
-not ported: plugins/mctbn/README.md keeps its figures.
+former standalone script value for value on emotions, folds 0-1.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ in those files. Plus scene and yeast (``real``), which stays a script.
     nice -n 10 python benchmarks/bench_ssvm_quality.py run [--per-L 16] [--labels 10,25,50]
         [--noise all|none|bernoulli:0.01,...] [--jobs 2] [--out ssvm.parquet]
         [--loss-scale auto|100|L] [--epsilon X|X/L] [--learners struct_f1,...]
-    python benchmarks/bench_ssvm_quality.py report [--out ssvm.parquet[,old.jsonl,...]]  # README
+    python benchmarks/bench_ssvm_quality.py report [--out ssvm.parquet[,old.jsonl,...]]
     python benchmarks/bench_ssvm_quality.py compare --out default.parquet --against v.parquet
     nice -n 10 python benchmarks/bench_ssvm_quality.py real                # scene and yeast
 
@@ -18,8 +18,8 @@ every setting evenly; ``--per-L K`` takes K of the 16 indices in the bit-reverse
 and appends to one results file; a rerun skips finished cells.
 The configs fit each learner's C grid in ascending order on one learner with
 ``warm_start`` (``select.warm_start``) and keep the chosen C's model of that path, as
-the former script did by hand: checked equal on L10-00-none, all four learners
-(docs/reproduction.md). ``report`` prints the README's table (percent, mean over the
+the former script did by hand: checked equal on L10-00-none, all four learners.
+``report`` prints the method page's table (docs/methods/ssvm.md) (percent, mean over the
 datasets of each (noise, L), the paper's in brackets).
 
 ``real`` (scene, yeast: C on a 25% hold-out of the training split, warm-started path,
@@ -140,7 +140,7 @@ def _per_label(value: str, L: int) -> float:
 
 def _scaled(exp, loss_scale: str, epsilon: str, L: int):
     """The structured SVMs (not BR) trained with loss_scale x the loss in [0, 1] and/or
-    another epsilon (the README's "Loss scale and epsilon"); 'L' and '0.1/L' are taken
+    another epsilon (docs/methods/ssvm.md, "Loss scale and epsilon"); 'L' and '0.1/L' are taken
     at the experiment's number of labels L. Struct(Hl) keeps its own default epsilon
     when only epsilon changes: the count b + c at epsilon = 0.1 is already 0.1/L of the
     loss in [0, 1]."""

@@ -12,7 +12,7 @@ results store and one table.
 100} x learning rate {0.1, 0.2, 0.3} x depth {5, 10, 20, 50, 100} (x the six split
 methods of Table 1 for ML-XGB and XDCC: 360 settings; BR and CC: 60, with XGBoost's
 gain), every method's setting chosen by example F1 on a random 20% validation part of
-the train split (``mlw.experiments.selection.validation_split``, the harness's), refit
+the train split (``mlw.selection.validation_split``, the harness's), refit
 on the whole train split and scored on the test split (medical, which has no split:
 tuned once on the first of ``mlw.model_selection.cv_splits``' ten training parts, the
 choice refit and scored in all ten folds).  It runs this procedure, not ``mlw bench``,
@@ -284,7 +284,7 @@ def validation_scores(run: dict, family: str, grid: dict, Xfi: Any, Yfi: np.ndar
 def tune(run: dict, family: str, grid: dict, log: Any) -> dict:
     """The paper's tuning on the tuning split: {variant: (validation F1, setting)}; the
     first setting in the search order wins a tie."""
-    from mlw.experiments.selection import validation_split
+    from mlw.selection import validation_split
 
     X, Y = run["tuning"]
     fi, va = validation_split(X.shape[0], 0.2, run["seed"])

@@ -1,10 +1,17 @@
-"""The long run of the readers' fuzz suite (issue 17): the targets of
+"""The long run of the readers' fuzz suite: the targets of
 ``core/tests/fuzz_io.py`` (mutations of real files fed to the ARFF, Mulan XML, XC, CSV,
 Parquet, compressed and model-file readers) for many more cases than CI runs, in
 rounds of random examples; a failing round is shrunk by hypothesis, recorded, and the
 run goes on. Prints the cases tried per target and what each got, and the failures.
 
     nice -n 10 python benchmarks/fuzz_readers.py --examples 2000 [--json out.json]
+
+``--cli N`` runs the command-level suite instead (``tests/test_cli_fuzz.py``: generated
+ARFF, Mulan XML, CSV, Parquet, XC, svmlight and model files, valid, truncated and
+mutated, through ``mlw fit`` / ``mlw predict``, each valid file compared with a
+reference reader) with N random examples per property instead of CI's 25 fixed ones:
+
+    nice -n 10 python benchmarks/fuzz_readers.py --cli 500
 
 ``--examples`` is per target and per seed file. The address space is capped (``--max-gb``,
 default 6) so a blow-up past the loader limits ends as a failure instead of swapping.
@@ -43,11 +50,15 @@ def main() -> int:
     parser.add_argument("--max-gb", type=float, default=6.0, help="address-space cap (GiB)")
     parser.add_argument("--targets", default="arff,meka,xml,xc,csv,parquet,compressed,model")
     parser.add_argument("--json", type=Path, help="write the tally and failures here")
+    parser.add_argument("--cli", type=int, metavar="N",
+                        help="run the command-level suite with N examples per property")
     parser.add_argument("--plan", help=argparse.SUPPRESS)    # child: run this plan only
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.plan:
         return _child(args)
+    if args.cli:
+        return _cli_run(args)
 
     import fuzz_io as F
 
@@ -94,6 +105,23 @@ def main() -> int:
     cpu, wall = _cpu() - start_cpu, time.time() - start_wall
     _report(tally, failures, cpu, wall, per_plan, args.json)
     return 1 if failures else 0
+
+
+def _cli_run(args) -> int:
+    """The command-level properties with ``--cli`` random examples each, in a pytest
+    child under the address-space cap."""
+    cap = int(args.max_gb * (1 << 30))
+    env = {**os.environ, "MLW_FUZZ_EXAMPLES": str(args.cli)}
+    start_cpu, start_wall = _cpu(), time.time()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(ROOT / "tests" / "test_cli_fuzz.py")], env=env, cwd=ROOT,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
+                                                                (cap, cap)))
+    cpu, wall = _cpu() - start_cpu, time.time() - start_wall
+    print(f"command-level fuzz suite, {args.cli} examples per property: exit "
+          f"{proc.returncode}, {cpu:.0f} s CPU ({wall:.0f} s wall, load "
+          f"{os.getloadavg()[0]:.1f})")
+    return proc.returncode
 
 
 def _cpu() -> float:

@@ -25,7 +25,8 @@ def _table(name: str) -> str:
         raise ValueError(f"<!-- parameters: {name} -->: no learner {name!r} is registered")
     spec = learners[name]
     cls = spec.learner_class()
-    rows = [f"**`{name}`** (`{cls.__module__}.{cls.__qualname__}`): {spec.description}.",
+    rows = [f"### `{name}` {{ #{name} }}", "",
+            f"`{cls.__module__}.{cls.__qualname__}`: {spec.description}.",
             f"Can: {', '.join(spec.tags.as_list()) or '-'}.", "",
             "| parameter | default | description |", "|---|---|---|"]
     for p in spec.params:

@@ -224,7 +224,7 @@ SMOKE = {
 @pytest.mark.parametrize("paper", sorted(SMOKE))
 def test_paper_configs_run_end_to_end_on_one_fold(tmp_path, paper) -> None:
     """A smoke check of the paper configs: their learners on one small dataset, one fold
-    of the protocol (the full runs are in docs/reproduction.md)."""
+    of the protocol (the full runs are on the method pages, docs/methods/)."""
     out = tmp_path / f"{paper}.parquet"
     result = invoke("bench", "--config", str(PAPERS / f"{paper}.toml"), *SMOKE[paper],
                     "--out", str(out), "--json")

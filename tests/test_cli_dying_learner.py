@@ -144,3 +144,122 @@ def test_a_worker_killed_while_idle_is_replaced():
         assert worker.call(int, "12") == 12
         with pytest.raises(ValueError, match="invalid literal"):
             worker.call(int, "x")
+        assert worker.alive
+        os.kill(worker.supervisor_pid, signal.SIGKILL)
+        os.waitpid(worker.supervisor_pid, 0)
+        assert not worker.alive
+
+
+def test_fit_cv_names_the_learner_and_the_signal_of_a_dying_fold(dying_plugin, run_mlw,
+                                                                 tmp_path):
+    """It died with exit 139 (the whole command) and an empty stderr."""
+    model = tmp_path / "m.mlw"
+    result = run_mlw("fit", "-l", "dies_segv", "--cv", "3", "-m", "hamming_loss", "--save",
+                     str(model), "--json")
+    assert result.returncode == 1, result.stderr
+    message = ("learner 'dies_segv' (plugin 'dies', mlwtest-dies): the process fitting "
+               "fold 1 of 3 was killed by SIGSEGV (signal 11)")
+    assert json.loads(result.stdout)["error"]["kind"] == "plugin"
+    assert json.loads(result.stdout)["error"]["message"].startswith(message)
+    assert [ln for ln in result.stderr.splitlines() if ln.startswith("plugin error: ")] \
+        == [f"plugin error: {json.loads(result.stdout)['error']['message']}"]
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+@pytest.mark.parametrize(("learner", "how"), [("dies_exit", "exited with code 7"),
+                                              ("dies_predict", "was killed by SIGSEGV")])
+def test_fit_cv_contains_an_exit_and_a_death_in_predict(dying_plugin, tmp_path, learner,
+                                                        how):
+    out = tmp_path / "r.csv"
+    result = invoke("fit", "-l", learner, "--cv", "2", "-m", "hamming_loss", "--out",
+                    str(out))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"plugin error: learner {learner!r} (plugin 'dies', "
+                                    f"mlwtest-dies): the process fitting fold 1 of 2 {how}")
+    assert not out.exists()
+
+
+def test_cross_validate_in_a_child_process_gives_the_same_folds():
+    import numpy as np
+
+    import mlw
+
+    ds = mlw.load_dataset("emotions", split="train")
+    learner = mlw.get_learner("template_centroid")
+    here = mlw.cross_validate(learner, ds, k=3, metrics=["hamming_loss", "f1_micro"])
+    there = mlw.cross_validate(learner, ds, k=3, metrics=["hamming_loss", "f1_micro"],
+                               isolate=True)
+    for a, b in zip(here.folds, there.folds, strict=True):
+        assert a.metrics == b.metrics and (a.n_train, a.n_test) == (b.n_train, b.n_test)
+    np.testing.assert_allclose(here.metrics["f1_micro"], there.metrics["f1_micro"])
+
+
+def test_the_results_are_readable_after_every_cell_of_a_run_with_deaths(dying_plugin,
+                                                                        tmp_path):
+    from mlw.experiments import experiment_from_options, read_results, run_experiment
+
+    out = tmp_path / "r.parquet"
+    seen: list[tuple[int, int]] = []
+
+    class Observer:
+        def begin(self, total, done):
+            pass
+
+        def started(self, cell):
+            pass
+
+        def finished(self, cell, record):
+            df = read_results(out)
+            seen.append((df.height, int((df["status"] == "error").sum())))
+
+    exp = experiment_from_options(learners=["dies_exit", "template_centroid"],
+                                  datasets=["emotions"], folds=2,
+                                  metrics=["hamming_loss"], seed=0)
+    summary = run_experiment(exp, out, progress=Observer())
+    assert seen == [(1, 1), (2, 2), (3, 2), (4, 2)]
+    assert (summary.ran, len(summary.errors)) == (4, 2)
+    assert summary.cpu_seconds > 0
+
+
+def test_a_killed_worker_on_dask_is_a_failed_cell_naming_the_learner():
+    """A cell that takes the Dask worker itself down on every worker it is tried on."""
+    pytest.importorskip("distributed")
+    from types import SimpleNamespace
+
+    from distributed import KilledWorker
+
+    from mlw.experiments import enumerate_cells, experiment_from_options
+    from mlw.experiments.executors import _dask_record
+
+    exp = experiment_from_options(learners=["br"], datasets=["emotions"], folds=2,
+                                  metrics=["hamming_loss"], seed=0)
+    cell = enumerate_cells(exp)[0]
+    killed = KilledWorker("mlw-cell-x", SimpleNamespace(address="tcp://10.0.0.1:1"), 3)
+    future = SimpleNamespace(status="error", exception=lambda: killed)
+    record = _dask_record(cell, future)
+    assert record["status"] == "error" and record["cell_id"] == cell.cell_id
+    assert record["error"].startswith("ProcessDied: the process running learner 'br' died "
+                                      "on every Dask worker that ran it (KilledWorker: "
+                                      "Attempted to run task 'mlw-cell-x' on 4 different")
+
+
+def test_a_worker_whose_supervisor_was_killed_loses_one_cell_not_the_run():
+    from mlw.experiments import enumerate_cells, experiment_from_options
+    from mlw.experiments.executors import LocalPool, run_local_pool
+
+    exp = experiment_from_options(learners=["template_centroid"], datasets=["emotions"],
+                                  folds=3, metrics=["hamming_loss"], seed=0)
+    pool = LocalPool(2)
+    records: list[dict] = []
+    try:
+        victim = pool.workers[1]  # the first one a cell is given to
+        os.kill(victim.supervisor_pid, signal.SIGKILL)
+        os.waitpid(victim.supervisor_pid, 0)
+        run_local_pool(enumerate_cells(exp), 2, lambda cell: None,
+                       lambda cell, record: records.append(record), pool)
+    finally:
+        pool.shutdown(kill=True)
+    assert [r["status"] for r in records].count("ok") == 2
+    lost = [r for r in records if r["status"] != "ok"]
+    assert len(lost) == 1 and lost[0]["error"].startswith("WorkerLost: the worker's "
+                                                          "supervisor")

@@ -17,8 +17,9 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("mlw_register_"))
 
 
-def test_hookspecs_module_has_the_five_hooks() -> None:
-    assert HOOKS == ["mlw_register_generators", "mlw_register_learners",
+def test_hookspecs_module_has_the_six_hooks() -> None:
+    assert HOOKS == ["mlw_register_decoders", "mlw_register_generators",
+                     "mlw_register_learners",
                      "mlw_register_loaders", "mlw_register_metrics",
                      "mlw_register_thresholds"]
 
@@ -70,3 +71,25 @@ def test_every_public_name_is_in_the_api_reference(name) -> None:
     assert (f"`{name}" in text or f"{name}(" in text
             or re.search(rf"^::: [\w.]+\.{name}$", text, re.MULTILINE)), (
         f"mlw.{name} is not documented in docs/reference/")
+
+
+ROOT = DOCS.parent
+PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
+
+
+@pytest.mark.parametrize("plugin", [p.name for p in PLUGINS])
+def test_every_learner_of_the_repository_has_a_parameter_table_on_a_method_page(plugin) -> None:
+    """A newcomer finds any learner's parameters in one click: each learner of the
+    repository's plugins is rendered (docs/_hooks.py) on its plugin's method page."""
+    pages = "\n".join(p.read_text() for p in (DOCS / "methods").glob("*.md"))
+    names = [n for n, s in mlw.list_learners().items() if s.plugin == plugin]
+    assert names, f"plugin {plugin} registers no learner"
+    missing = [n for n in names if f"<!-- parameters: {n} -->" not in pages]
+    assert not missing, f"no parameter table on a docs/methods page for {missing}"
+
+
+@pytest.mark.parametrize("plugin", [p.name for p in PLUGINS])
+def test_plugin_readmes_are_short_package_descriptions(plugin) -> None:
+    text = (ROOT / "plugins" / plugin / "README.md").read_text()
+    assert len(text.splitlines()) < 150, "the method page holds the details"
+    assert f"docs/methods/{plugin}.md" in text, "the README links its method page"

@@ -29,3 +29,9 @@ def test_custom_learner_is_beaten_by_br() -> None:
     results = _load("custom_learner").main()
     assert results["prior"]["f1_micro"] < results["br"]["f1_micro"]
     assert results["prior"]["hamming_loss"] > results["br"]["hamming_loss"]
+
+
+def test_every_example_script_is_run_by_a_test() -> None:
+    """A new script in examples/ needs its test here, so that it runs in CI."""
+    tested = {"quickstart", "custom_learner"}
+    assert {p.stem for p in EXAMPLES.glob("*.py")} == tested

@@ -20,6 +20,7 @@ def test_good_plugin_registers_one_of_each_kind(install_plugins) -> None:
     assert (info.status, info.error) == ("ok", None)
     assert (info.distribution, info.version, info.builtin) == ("mlw-good", "1.0.0", False)
     assert info.registers == {"learner": ["fixture_prior"], "threshold": ["fixture_half"],
+                              "decoder": ["fixture_top_one"],
                               "metric": ["fixture_mean_labels"], "loader": ["fixture_format"],
                               "generator": ["fixture_blobs"]}
     # and the registrations work through the public API
@@ -28,6 +29,7 @@ def test_good_plugin_registers_one_of_each_kind(install_plugins) -> None:
     assert model.predict(ds.X).shape == ds.Y.shape
     values = mlw.evaluate(ds.Y, model.predict(ds.X), metrics=["fixture_mean_labels"])
     assert values["fixture_mean_labels"] == pytest.approx((model.prior_ >= 0.5).sum())
+    assert mlw.get_decoder("fixture_top_one").decode(model, ds.X).sum() == ds.X.shape[0]
     assert pm.owner("learner", "fixture_prior") is info
     assert pm.versions()["mlw-good"] == "1.0.0"
 
@@ -35,7 +37,7 @@ def test_good_plugin_registers_one_of_each_kind(install_plugins) -> None:
 def test_builtin_plugins_come_first_and_register_through_the_hooks(install_plugins) -> None:
     pm = install_plugins(good="mlwtest_good")
     names = [i.name for i in pm.plugins()]
-    assert names[:3] == ["mlw.loaders", "mlw.metrics", "mlw.thresholds"]
+    assert names[:4] == ["mlw.decoders", "mlw.loaders", "mlw.metrics", "mlw.thresholds"]
     assert {"fixed", "pcut", "cardinality", "one_threshold"} <= set(
         _info(pm, "mlw.thresholds").registers["threshold"])
     assert all(i.builtin and i.distribution == "mlw-core" for i in pm.plugins()[:3])
@@ -295,7 +297,7 @@ def test_plugin_info_as_dict_lists_only_nonempty_kinds(install_plugins) -> None:
                  "version": "1.0.0", "builtin": False, "status": "broken",
                  "error": d["error"], "registers": {}, "conflicts": []}
     assert np.isin(list(_info(pm, "good").as_dict()["registers"]),
-                   ["learner", "threshold", "metric", "loader", "generator"]).all()
+                   ["learner", "threshold", "decoder", "metric", "loader", "generator"]).all()
 
 
 def test_a_string_factory_is_imported_on_first_use_and_names_its_plugin_when_broken(

@@ -18,6 +18,7 @@ import collections
 import contextlib
 import io
 import json
+import os
 import re
 import resource
 import tempfile
@@ -34,7 +35,8 @@ import mlw
 from mlw.io import DataFormatError, LimitError
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "datasets" / "mulan"
+SHARED = Path(os.environ.get("MLW_SHARED_DATASETS",
+                           ROOT.parent / "shared" / "datasets")) / "mulan"
 
 #: Tight limits for fuzzing: a mutation that asks for more is refused, not allocated.
 FUZZ_LIMITS = {"max_memory": "256M", "max_columns": 200_000, "max_onehot": 2_000,

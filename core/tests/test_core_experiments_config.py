@@ -145,7 +145,7 @@ def test_ordered_search_walks_from_the_middle_towards_the_better_side() -> None:
     downwards only when the first step up did not improve; NaN never improves."""
     from types import SimpleNamespace
 
-    from mlw.experiments.selection import _ordered_search
+    from mlw.selection import _ordered_search
 
     points = [{"C": c} for c in (0.01, 0.1, 1.0, 10.0, 100.0)]
     entry = SimpleNamespace(key="br", select=SimpleNamespace(metric="m"))

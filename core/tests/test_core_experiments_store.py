@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mlw
 from mlw.experiments import (
     ResultStore,
     StoreLockedError,
@@ -162,17 +163,17 @@ def test_a_failing_cell_is_recorded_and_retried(tmp_path, monkeypatch) -> None:
                         "learners": {"br": {}}})
     import mlw.experiments.cells as cells_module
 
-    real = cells_module.cell_data
+    real = cells_module.cell_plan
 
     def broken(cell):
         if cell.fold == 1:
             raise RuntimeError("disk on fire\nsecond line")
         return real(cell)
 
-    monkeypatch.setattr(cells_module, "cell_data", broken)
+    monkeypatch.setattr(cells_module, "cell_plan", broken)
     summary = run_experiment(exp, tmp_path / "r.parquet")
     assert summary.errors == [("br on emotions, fold 2/2", "RuntimeError: disk on fire")]
-    monkeypatch.setattr(cells_module, "cell_data", real)
+    monkeypatch.setattr(cells_module, "cell_plan", real)
     summary = run_experiment(exp, tmp_path / "r.parquet")
     assert (summary.ran, summary.skipped, summary.errors) == (1, 1, [])
     assert sorted(summary.results["status"].to_list()) == ["ok", "ok"]
@@ -458,7 +459,8 @@ def test_staged_selection_scores_every_point_as_separate_fits_do() -> None:
     """select.staged = "n_estimators": one fit per other-parameter combination, every
     rounds value read from staged_predict; the trail equals the plain grid search's."""
     from mlw.experiments.cells import cell_data
-    from mlw.experiments.selection import _stages_at, select_params
+    from mlw.experiments.config import entry_learner
+    from mlw.selection import _stages_at, select_params
 
     def config(staged):
         select = {"metric": "f1_example", "fraction": 0.3, **staged}
@@ -468,7 +470,13 @@ def test_staged_selection_scores_every_point_as_separate_fits_do() -> None:
                                  "grid": {"n_estimators": [3, 1], "max_depth": [1, 2]}}}})
     plain, staged = config({}), config({"staged": "n_estimators"})
     train, _ = cell_data(enumerate_cells(plain)[0])
-    got = [select_params(e.learners[0], train, 0) for e in (plain, staged)]
+    spec = mlw.plugins.get_plugin_manager().learner("ml_xgb")
+
+    def select(entry):
+        return select_params(entry, train, 0,
+                             build=lambda point: entry_learner(entry, spec, 0, point))
+
+    got = [select(e.learners[0]) for e in (plain, staged)]
     assert got[0] == got[1]
     assert len(got[0][1]) == 4
     # a staged_predict(X) without values: the yields at the stages asked for

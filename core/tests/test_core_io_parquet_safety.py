@@ -111,12 +111,13 @@ def test_a_broken_footer_is_refused(tmp_path, edit, reason) -> None:
         mlw.load_dataset(bad, n_labels=-6)
 
 
-def test_only_the_panic_text_is_dropped_from_fd_2(capfd) -> None:
+@pytest.mark.parametrize("survive_abort", [True, False])
+def test_only_the_panic_text_is_dropped_from_fd_2(capfd, survive_abort) -> None:
     import os
 
     from mlw.io.tabular import rust_panic_text_dropped
 
-    with rust_panic_text_dropped():
+    with rust_panic_text_dropped(survive_abort=survive_abort):
         os.write(2, b"a warning meanwhile\n")
         os.write(2, b"\nthread 'async-executor-0' (7) panicked at x.rs:1:2:\nboom\n"
                     b"stack backtrace:\n   0: f\n")

@@ -354,7 +354,7 @@ def test_evaluation_predicts_once_through_predict_with_scores(mulan_dir, yeast) 
 def test_metrics_and_per_label_table_come_from_one_context(mulan_dir, yeast,
                                                            monkeypatch) -> None:
     """The per-label table reuses the metrics' counts: one EvalContext per fold."""
-    import mlw.model_selection as ms
+    import mlw.evaluation as ms
 
     built = []
 
@@ -420,11 +420,11 @@ def test_fit_cpu_seconds_is_the_fits_process_cpu_time(yeast) -> None:
 
 def test_compile_timer_measures_wall_and_cpu_seconds_of_compiling() -> None:
     """A fresh (uncached) kernel compiled inside the block: both clocks advance, and
-    the CPU seconds are what ``_timed`` takes out of ``fit_cpu_seconds``."""
+    the CPU seconds are what ``timed`` takes out of ``fit_cpu_seconds``."""
     import numba
 
+    from mlw.evaluation import timed
     from mlw.jit import compile_timer
-    from mlw.model_selection import _timed
 
     if numba.config.DISABLE_JIT:
         pytest.skip("nothing is compiled without the JIT")
@@ -441,5 +441,5 @@ def test_compile_timer_measures_wall_and_cpu_seconds_of_compiling() -> None:
     def other(x):
         return x - 1.0
 
-    value, seconds, compiling, cpu = _timed(lambda: other(2.0))
+    value, seconds, compiling, cpu = timed(lambda: other(2.0))
     assert value == 1.0 and compiling > 0 and seconds >= 0 and cpu >= 0

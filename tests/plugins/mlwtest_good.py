@@ -78,6 +78,25 @@ def mlw_register_thresholds(register: Callable[[mlw.ThresholdSpec], None]) -> No
     register(mlw.ThresholdSpec("fixture_half", HalfThreshold, "score >= 0.5"))
 
 
+class TopOneDecoder:
+    """The single label of highest marginal."""
+
+    def decode(self, learner, X):
+        S = learner.predict_proba(X)
+        Y = np.zeros(S.shape, dtype=np.uint8)
+        Y[np.arange(S.shape[0]), S.argmax(axis=1)] = 1
+        return Y
+
+    def route(self, learner):
+        return "top marginal"
+
+
+@mlw.hookimpl
+def mlw_register_decoders(register: Callable[[mlw.DecoderSpec], None]) -> None:
+    register(mlw.DecoderSpec("fixture_top_one", TopOneDecoder, "the top label",
+                             measure="precision_example"))
+
+
 @mlw.hookimpl
 def mlw_register_metrics(register: Callable[[mlw.MetricSpec], None]) -> None:
     register(mlw.MetricSpec("fixture_mean_labels", mean_labels, greater_is_better=True,

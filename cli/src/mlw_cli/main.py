@@ -1,7 +1,8 @@
 """The ``mlw`` command: list plugins and datasets, fit and evaluate learners, predict,
-generate datasets. A thin layer: every decision is the core's (``mlw.plan_data``,
-``mlw.prepare_evaluation``, ``mlw.holdout``, ``mlw.cross_validate``,
-``mlw.predict_file``); this module parses options and presents results.
+generate datasets. A thin layer: every decision is the core's (``mlw.plan_evaluation``
+builds the plan ``mlw fit`` runs with ``mlw.run_plan``, ``mlw bench`` runs
+``mlw.experiments.run_experiment``, ``mlw predict`` ``mlw.predict_file``); this module
+parses options and presents results.
 
 Contract (``docs/guide/cli.md``): ``--json`` prints exactly one JSON document on stdout;
 tables go to stdout only without ``--json``; progress, notes and warnings go to stderr.
@@ -303,112 +304,112 @@ def _model_text(model: Any, data: Any) -> str:
     return str(model.to_text(**kwargs))
 
 
+_Learner = Annotated[str, typer.Option(
+    "--learner", "-l", help="Registered learner name (parameters: mlw learners NAME).",
+    autocompletion=complete("learner"))]
+_Data = Annotated[str, typer.Option(
+    "--data", "-d", help="A bundled dataset (" + ", ".join(sorted(BUNDLED)) + "), DIR/NAME "
+    "of a NAME-train/-test.arff pair, a data file (ARFF, XC, CSV, Parquet), or a generator "
+    "spec NAME:key=value,...")]
+_Test = Annotated[str | None, typer.Option("--test", "-t",
+                                           help="Test file: hold-out evaluation.")]
+_Cv = Annotated[int | None, typer.Option(
+    "--cv", help="K-fold cross-validation (iterative stratification), K >= 2; a file "
+    "without --test gets 10.")]
+_Seed = Annotated[int, typer.Option(
+    "--seed", help="Seed of the CV folds and of the learner's random_state/seed.")]
+_Labels = Annotated[str | None, typer.Option(
+    "--labels", metavar="NAME,...", help="The label columns by name, in order (CSV, "
+    "Parquet, or ARFF to override its XML or -C).")]
+_NLabels = Annotated[int | None, typer.Option(
+    "--n-labels", metavar="N", help="The label columns by count: the first N, or with -N "
+    "the last N (MEKA's -C).")]
+_Param = Annotated[list[str] | None, typer.Option(
+    "--param", "-p", metavar="KEY=VALUE", help="Learner parameter (repeatable); "
+    "base__NAME=VALUE sets a parameter of the base classifier.")]
+_Threshold = Annotated[str | None, typer.Option(
+    "--threshold", metavar="NAME[:OPTIONS]", help="Thresholding strategy (default: the "
+    "learner's).", autocompletion=complete("threshold"))]
+_Decode = Annotated[str | None, typer.Option(
+    "--decode", metavar="NAME|matched|METRIC=NAME,...", help="Score label-set metrics on "
+    "the label sets a decoder computes for them from the fitted learner: one decoder for "
+    "all (f1, subset, hamming, jaccard; options as f1:beta=2), 'matched' (each metric the "
+    "decoder of its measure), or per metric (f1_example=f1,subset_accuracy=subset).",
+    autocompletion=complete("decoder"))]
+_Conformal = Annotated[str | None, typer.Option(
+    "--conformal", metavar="recall:TARGET", help="Label sets whose recall is guaranteed: "
+    "the learner fitted on 70% of the training rows, its scores cut by conformal risk "
+    "control on the rest (expected recall >= TARGET on exchangeable data); prints the "
+    "recall achieved on the test set next to TARGET.")]
+_Metrics = Annotated[str | None, typer.Option(
+    "--metrics", "-m", metavar="A,B,...", help="Metrics to compute, comma-separated "
+    "(default: all the learner's outputs allow).",
+    autocompletion=complete("metric", comma_separated=True))]
+_PerLabel = Annotated[bool, typer.Option(
+    "--per-label", help="Also each label's precision, recall, F1, specificity, AUC and "
+    "average precision (table and JSON).")]
+_Out = Annotated[str | None, typer.Option(
+    "--out", "-o", metavar="FILE", help="Write the fold-level results (one row per fold) "
+    "to a .parquet or .csv file.")]
+_Save = Annotated[str | None, typer.Option("--save", help="Write the fitted model to "
+                                           "this file.")]
+_Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+_ShowModel = Annotated[bool, typer.Option(
+    "--show-model", help="Print the fitted model's text form (learners with to_text()).")]
+
+
 @app.command("fit", cls=registry_help(learner="learner", threshold="threshold",
-                                       metrics="metric"))
-def fit(
-    learner: Annotated[str, typer.Option("--learner", "-l", help="Registered learner name "
-                                         "(parameters: mlw learners NAME).",
-                                         autocompletion=complete("learner"))],
-    data: Annotated[str, typer.Option("--data", "-d", help="A bundled dataset ("
-                                      + ", ".join(sorted(BUNDLED)) + "), DIR/NAME of a "
-                                      "NAME-train/-test.arff pair, a data file (ARFF, "
-                                      "XC, CSV, Parquet), or a generator spec "
-                                      "NAME:key=value,...")] = DEFAULT_DATA,
-    test: Annotated[str | None, typer.Option("--test", "-t",
-                                             help="Test file: hold-out evaluation.")] = None,
-    cv: Annotated[int | None, typer.Option("--cv", help="K-fold cross-validation "
-                                           "(iterative stratification), K >= 2; a file "
-                                           "without --test gets 10.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the CV folds and of the "
-                                      "learner's random_state/seed.")] = 0,
-    labels: Annotated[str | None, typer.Option("--labels", metavar="NAME,...",
-                                               help="The label columns by name, in order "
-                                               "(CSV, Parquet, or ARFF to override its "
-                                               "XML or -C).")] = None,
-    n_labels: Annotated[int | None, typer.Option("--n-labels", metavar="N",
-                                                 help="The label columns by count: the "
-                                                 "first N, or with -N the last N (MEKA's "
-                                                 "-C).")] = None,
-    param: Annotated[list[str] | None, typer.Option("--param", "-p", metavar="KEY=VALUE",
-                                                    help="Learner parameter (repeatable); "
-                                                    "base__NAME=VALUE sets a parameter of "
-                                                    "the base classifier.")] = None,
-    threshold: Annotated[str | None, typer.Option("--threshold", metavar="NAME[:OPTIONS]",
-                                                  help="Thresholding strategy (default: "
-                                                  "the learner's).",
-                                                  autocompletion=complete("threshold")
-                                                  )] = None,
-    metrics: Annotated[str | None, typer.Option("--metrics", "-m", metavar="A,B,...",
-                                                help="Metrics to compute, comma-separated "
-                                                "(default: all the learner's outputs "
-                                                "allow).",
-                                                autocompletion=complete(
-                                                    "metric", comma_separated=True)
-                                                )] = None,
-    per_label: Annotated[bool, typer.Option("--per-label", help="Also each label's "
-                                            "precision, recall, F1, specificity, AUC and "
-                                            "average precision (table and JSON).")] = False,
-    out: Annotated[str | None, typer.Option("--out", "-o", metavar="FILE",
-                                            help="Write the fold-level results (one row "
-                                            "per fold) to a .parquet or .csv file.")] = None,
-    save: Annotated[str | None, typer.Option("--save", help="Write the fitted model "
-                                             "to this file.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    show_model: Annotated[bool, typer.Option("--show-model", help="Print the fitted "
-                                             "model's text form (learners with "
-                                             "to_text()).")] = False,
-) -> None:
+                                       metrics="metric", decode="decoder"))
+def fit(learner: _Learner, data: _Data = DEFAULT_DATA, test: _Test = None, cv: _Cv = None,
+        seed: _Seed = 0, labels: _Labels = None, n_labels: _NLabels = None,
+        param: _Param = None, threshold: _Threshold = None, metrics: _Metrics = None,
+        per_label: _PerLabel = False, out: _Out = None, save: _Save = None,
+        as_json: _Json = False, show_model: _ShowModel = False, decode: _Decode = None,
+        conformal: _Conformal = None) -> None:
     """Fit a learner and evaluate it (hold-out or cross-validation)."""
     with handle_errors(as_json):
         from mlw.jit import compile_notice, compile_timer
-        from mlw.params import parse_params
-        from mlw.results import RESULT_SUFFIXES
+        from mlw.results import RESULT_SUFFIXES, per_label_path
 
-        spec = mlw.plugins.get_plugin_manager().learner(learner)
-        params = parse_params(f"learner {learner!r}", spec.signature_params(), param or [])
-        if threshold is not None and "threshold" in params:
-            raise ValueError("give the threshold either with --threshold or with "
-                             "--param threshold=..., not both")
-        estimator = mlw.get_learner(learner, seed=seed, **params)
-        setup = mlw.prepare_evaluation(estimator, _metric_names(metrics), threshold)
-        if setup.evaluation_threshold is not None:
+        for path, option, inputs in ((save, "--save", {}), (out, "--out", {
+                f"the --data file {data}": data, f"the --test file {test}": test})):
+            if path is not None:  # an empty or input path fails before loading anything
+                check_output_path(path, inputs, option=option,
+                                  suffixes=RESULT_SUFFIXES if option == "--out" else ())
+        plan = mlw.plan_evaluation(learner, params=param or [], threshold=threshold,
+                                   metrics=_metric_names(metrics), data=data, test=test,
+                                   cv=cv, seed=seed, labels=labels, n_labels=n_labels,
+                                   per_label=per_label, isolate=True, decode=decode,
+                                   conformal=conformal)
+        if plan.evaluation_threshold is not None:
             eprint(f"note: {learner!r} makes its own joint decision; the label-set metrics "
                    f"score threshold {threshold!r} on its marginals instead")
-        if save is not None:
-            check_output_path(save, option="--save")
-        if out is not None:
-            check_output_path(out, {f"the --data file {data}": data,
-                                    f"the --test file {test}": test}, option="--out",
-                              suffixes=RESULT_SUFFIXES)
-        plan = mlw.plan_data(data, test=test, cv=cv, labels=labels, n_labels=n_labels)
-        inputs = _input_files(data=plan.train, test=plan.test)
-        for path, option in ((save, "--save"), (out, "--out")):
+        inputs = _input_files(data=plan.data.train, test=plan.data.test)
+        for path in (save, out, out and per_label_path(out)):
             if path is not None:  # before fitting: never destroy an input
-                check_output_path(path, inputs, option=option)
+                check_output_path(path, inputs, option="--save" if path == save else "--out")
+        if plan.data.note:
+            eprint(f"note: {plan.data.note}")
+        show = err().is_terminal or bool(os.environ.get("MLW_PROGRESS"))
+        with compile_timer(on_start=lambda: eprint(compile_notice())), \
+                _fold_progress(show and plan.data.kind == "cv") as progress, \
+                _fit_status(plan, show and plan.data.kind == "holdout"):
+            result = mlw.run_plan(plan, progress=progress,
+                                  refit=save is not None or show_model)
         if out is not None:
-            from mlw.results import per_label_path
+            _write_results(out, data, threshold, plan, result)
+        _report_fit(plan, result, seed=seed, save=save, show_model=show_model,
+                    as_json=as_json)
 
-            check_output_path(per_label_path(out), inputs, option="--out")
-        if plan.note:
-            eprint(f"note: {plan.note}")
-        keep = save is not None or show_model
-        with compile_timer(on_start=lambda: eprint(compile_notice())):
-            if plan.kind == "cv":
-                show = err().is_terminal or bool(os.environ.get("MLW_PROGRESS"))
-                with _fold_progress(show) as cb:
-                    result = mlw.cross_validate(estimator, plan.train, k=plan.k or 10,
-                                                seed=seed, metrics=setup.metrics,
-                                                progress=cb, threshold=threshold,
-                                                refit=keep, per_label=per_label)
-            else:
-                assert plan.test is not None
-                with err().status(f"fitting {learner} on {plan.train.name}"):
-                    result = mlw.holdout(estimator, plan.train, plan.test, setup.metrics,
-                                         threshold=threshold, per_label=per_label)
-        if out is not None:
-            _write_results(out, learner, data, threshold, setup, plan, result)
-        _report_fit(learner, setup, plan, result, seed=seed, save=save,
-                    show_model=show_model, as_json=as_json)
+
+@contextlib.contextmanager
+def _fit_status(plan: Any, enabled: bool) -> Iterator[None]:
+    """A spinner on stderr while a hold-out fits."""
+    if not enabled:
+        yield
+        return
+    with err().status(f"fitting {plan.name} on {plan.data.train.name}"):
+        yield
 
 
 def _input_files(**datasets: Any) -> dict[str, str]:
@@ -423,83 +424,97 @@ def _input_files(**datasets: Any) -> dict[str, str]:
     return out
 
 
-def _write_results(out: str, learner: str, data: str, threshold: str | None, setup: Any,
-                   plan: Any, result: Any) -> None:
+def _write_results(out: str, data: str, threshold: str | None, plan: Any,
+                   result: Any) -> None:
     """The fold-level records (and per-label records, beside them) of ``--out``."""
     from mlw.jsonsafe import dumps
     from mlw.results import per_label_path, write_records
 
-    context = {"learner": learner, "dataset": plan.dataset, "source": data,
+    context = {"learner": plan.name, "dataset": plan.data.dataset, "source": data,
                "threshold": threshold,
-               "params": dumps(setup.learner.get_params(deep=False), sort_keys=True),
-               "n_features": plan.train.n_features, "n_labels": plan.train.n_labels}
+               "params": dumps(plan.learner.get_params(deep=False), sort_keys=True),
+               "n_features": plan.data.train.n_features,
+               "n_labels": plan.data.train.n_labels}
     written = [write_records(result.records(**context), out)]
-    rows = result.per_label_records(learner=learner, dataset=plan.dataset)
+    rows = result.per_label_records(learner=plan.name, dataset=plan.data.dataset)
     if rows:
         written.append(write_records(rows, per_label_path(out)))
     eprint(f"wrote {', '.join(str(p) for p in written)}")
 
 
-def _report_fit(learner: str, setup: Any, plan: Any, result: Any, *, seed: int,
-                save: str | None, show_model: bool, as_json: bool) -> None:
+def _report_fit(plan: Any, result: Any, *, seed: int, save: str | None, show_model: bool,
+                as_json: bool) -> None:
     """Save the model and print what ``mlw fit`` computed: JSON or tables."""
-    model = result.model
+    model, data, learner = result.model, plan.data, plan.name
     if save is not None:
         mlw.save_model(model, save, metadata={
-            "dataset": plan.dataset, "label_names": list(plan.train.label_names),
-            "feature_names": list(plan.train.feature_names),
-            "reference": mlw.io.reference_of(plan.train),
-            "n_train": plan.train.n_instances})
+            "dataset": data.dataset, "label_names": list(data.train.label_names),
+            "feature_names": list(data.train.feature_names),
+            "reference": mlw.io.reference_of(data.train),
+            "n_train": data.train.n_instances})
         eprint(f"saved the model to {save}")
     text = None
     if show_model:
         if hasattr(model, "to_text"):
-            text = _model_text(model, plan.train)
+            text = _model_text(model, data.train)
         else:
             eprint(f"note: learner {learner!r} has no text form (no to_text())")
     if as_json:
         record = result.as_dict()
         obj: dict[str, Any] = {
-            "learner": learner, "params": setup.learner.get_params(deep=False),
-            "dataset": plan.dataset, "n_train": record.pop("n_train"),
-            "n_test": record.pop("n_test"), "n_features": plan.train.n_features,
-            "n_labels": plan.train.n_labels, "metrics": record.pop("metrics"),
+            "learner": learner, "params": plan.learner.get_params(deep=False),
+            "dataset": data.dataset, "n_train": record.pop("n_train"),
+            "n_test": record.pop("n_test"), "n_features": data.train.n_features,
+            "n_labels": data.train.n_labels, "metrics": record.pop("metrics"),
             "fit_seconds": record.pop("fit_seconds"),
             "fit_cpu_seconds": record.pop("fit_cpu_seconds"),
             "predict_seconds": record.pop("predict_seconds"), **record,
-            "seed": seed, "threshold": setup.decision,
+            "seed": seed, "threshold": plan.decision,
         }
-        if setup.evaluation_threshold is not None:
-            obj["evaluation_threshold"] = setup.evaluation_threshold
+        if plan.evaluation_threshold is not None:
+            obj["evaluation_threshold"] = plan.evaluation_threshold
+        if plan.recall_target is not None:
+            obj["conformal"] = {"target_recall": plan.recall_target,
+                                "achieved_recall": _achieved_recall(result)}
         if text is not None:
             eprint(text)
         print_json(obj)
         return
     out = stdout_console()
-    if plan.kind == "cv":
-        how = f"{plan.k}-fold cross-validation (seed {result.seed})"
+    if data.kind == "cv":
+        how = f"{data.k}-fold cross-validation (seed {result.seed})"
         caption = f"{result.n_train} train / {result.n_test} test instances per fold, "
     else:
-        how = f"train {plan.train.name}, test {plan.test.name}"
+        how = f"train {data.train.name}, test {data.test.name}"
         caption = f"{result.n_train} train / {result.n_test} test instances, "
-    caption += (f"{plan.train.n_features} features, {plan.train.n_labels} labels; label sets: "
-                f"{setup.decision}")
+    caption += (f"{data.train.n_features} features, {data.train.n_labels} labels; label "
+                f"sets: {plan.decision}")
     timing = f"fit {result.fit_seconds:.2f} s"
     if result.fit_cpu_seconds is not None:
         timing += f" ({result.fit_cpu_seconds:.2f} s CPU)"
     timing += f", predict {result.predict_seconds:.2f} s"
-    if plan.kind == "cv":
+    if data.kind == "cv":
         timing += " (fold means)"
     if result.compile_seconds > 0.05:
         timing += f"; compiling kernels took {result.compile_seconds:.1f} s (first use)"
-    out.print(f"{learner} on {plan.dataset}: {how}", markup=False)
+    out.print(f"{learner} on {data.dataset}: {how}", markup=False)
     out.print(_metrics_table(result))
     if result.per_label is not None:
         out.print(_per_label_table(result))
     out.print(caption, markup=False)
+    if plan.recall_target is not None:
+        out.print(f"conformal recall: achieved {_achieved_recall(result):.4f} on the test "
+                  f"{'folds (mean)' if data.kind == 'cv' else 'set'}, target "
+                  f"{plan.recall_target:g} (guaranteed in expectation over calibration "
+                  f"sets)", markup=False)
     out.print(timing, markup=False)
     if text is not None:
         results().write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
+
+
+def _achieved_recall(result: Any) -> float:
+    """The recall the conformal sets achieved: 1 - the metric ``fnr_example``."""
+    return 1.0 - float(result.metrics["fnr_example"])
 
 
 # --- predict -------------------------------------------------------------------------------------
@@ -516,15 +531,21 @@ def predict(
                                                     "hold beyond what its plugin declares, "
                                                     "as module:Class (repeatable; only for "
                                                     "files you trust).")] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", help="Write each instance's K "
+                                              "best-scored labels, best first, instead of "
+                                              "label sets: CSV label_1,score_1,...")] = None,
 ) -> None:
-    """Predict label sets with a saved model: CSV, one column per label (0/1)."""
+    """Predict label sets with a saved model: CSV, one column per label (0/1); with
+    --top-k K, ranked lists of labels and their scores."""
     with handle_errors():
         if not model.strip():
             raise ValueError("--model: the path is empty")
         if out is not None:
             check_output_path(out, {f"the --model file {model}": model,
                                     f"the --data file {data}": data}, option="--out")
-        predictions = mlw.predict_file(model, data, trusted=list(trust or []))
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"--top-k must be a positive integer, got {top_k}")
+        predictions = mlw.predict_file(model, data, trusted=list(trust or []), top_k=top_k)
         if out is not None:
             check_output_path(out, _input_files(data=predictions.dataset), option="--out")
         for note in predictions.notes:
@@ -534,8 +555,9 @@ def predict(
             results().flush()
         else:
             mlw.write_predictions(predictions, out)
-            eprint(f"wrote {predictions.Y.shape[0]} predictions ({predictions.cardinality:.3f} "
-                   f"labels per instance) to {out}")
+            what = "ranked" if predictions.topk is not None else "per instance"
+            eprint(f"wrote {predictions.n_instances} predictions ({predictions.cardinality:.3f} "
+                   f"labels {what}) to {out}")
 
 
 # --- generate ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from mlw.hookspecs import hookimpl
 from mlw.lazy import attach
 from mlw.registry import (
+    DecoderSpec,
     GeneratorSpec,
     LearnerSpec,
     LearnerTags,
@@ -37,14 +38,18 @@ __version__ = "0.1.0"
 #: Public name -> the module that defines it (imported when the name is first used).
 _LAZY: dict[str, str] = {
     "generate_dataset": "mlw.api",
-    "get_learner": "mlw.api",
-    "get_threshold": "mlw.api",
+    "get_learner": "mlw.factory",
+    "get_threshold": "mlw.factory",
+    "get_decoder": "mlw.factory",
+    "list_decoders": "mlw.api",
     "list_generators": "mlw.api",
     "list_learners": "mlw.api",
     "list_loaders": "mlw.api",
     "list_metrics": "mlw.api",
     "list_plugins": "mlw.api",
     "list_thresholds": "mlw.api",
+    "CalibratedLearner": "mlw.calibration",
+    "ConformalRecall": "mlw.conformal",
     "Dataset": "mlw.dataset",
     "evaluate": "mlw.evaluation",
     "EvalContext": "mlw.metrics.context",
@@ -53,14 +58,17 @@ _LAZY: dict[str, str] = {
     "DataPlan": "mlw.io.plan",
     "plan_data": "mlw.io.plan",
     "MultiLabelLearner": "mlw.learner",
-    "EvaluationResult": "mlw.model_selection",
-    "FoldResult": "mlw.model_selection",
-    "IterativeStratifiedKFold": "mlw.model_selection",
-    "cross_validate": "mlw.model_selection",
-    "holdout": "mlw.model_selection",
-    "iterative_stratification": "mlw.model_selection",
-    "prepare_evaluation": "mlw.model_selection",
-    "EvaluationSetup": "mlw.model_selection",
+    "EvaluationResult": "mlw.fold_results",
+    "FoldResult": "mlw.fold_results",
+    "IterativeStratifiedKFold": "mlw.splits",
+    "cross_validate": "mlw.evaluation",
+    "holdout": "mlw.evaluation",
+    "run_plan": "mlw.evaluation",
+    "iterative_stratification": "mlw.splits",
+    "EvaluationPlan": "mlw.plan",
+    "EvaluationSetup": "mlw.plan",
+    "plan_evaluation": "mlw.plan",
+    "prepare_evaluation": "mlw.plan",
     "ModelFileError": "mlw.persistence",
     "ModelVersionError": "mlw.persistence",
     "ModelVersionWarning": "mlw.persistence",
@@ -80,9 +88,10 @@ _LAZY: dict[str, str] = {
 
 #: Subpackages and modules reachable as attributes (``mlw.plugins.get_plugin_manager``).
 _SUBMODULES = frozenset({
-    "api", "dataset", "evaluation", "experiments", "files", "hookspecs", "io", "jit",
-    "jsonsafe", "learner", "metrics", "model_selection", "neighbors", "params",
-    "persistence", "plugins", "prediction", "registry", "results", "thresholds",
+    "api", "calibration", "conformal", "dataset", "decoders", "evaluation", "experiments",
+    "factory", "files", "fold_results", "hookspecs", "io", "jit", "jsonsafe", "learner",
+    "metrics", "model_selection", "neighbors", "params", "persistence", "plan", "plugins",
+    "prediction", "registry", "results", "selection", "splits", "thresholds",
     "validation", "warmup",
 })
 
@@ -93,8 +102,7 @@ __getattr__, __dir__ = attach(__name__, _LAZY, submodules=_SUBMODULES)
 if TYPE_CHECKING:  # what type checkers and IDEs see
     from mlw.api import (
         generate_dataset,
-        get_learner,
-        get_threshold,
+        list_decoders,
         list_generators,
         list_learners,
         list_loaders,
@@ -102,24 +110,18 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         list_plugins,
         list_thresholds,
     )
+    from mlw.calibration import CalibratedLearner
+    from mlw.conformal import ConformalRecall
     from mlw.dataset import Dataset
-    from mlw.evaluation import evaluate
+    from mlw.evaluation import cross_validate, evaluate, holdout, run_plan
+    from mlw.factory import get_decoder, get_learner, get_threshold
+    from mlw.fold_results import EvaluationResult, FoldResult
     from mlw.io import load_dataset
     from mlw.io.load import DatasetNotFoundError
     from mlw.io.plan import DataPlan, plan_data
     from mlw.jsonsafe import to_jsonable
     from mlw.learner import MultiLabelLearner
     from mlw.metrics.context import EvalContext
-    from mlw.model_selection import (
-        EvaluationResult,
-        EvaluationSetup,
-        FoldResult,
-        IterativeStratifiedKFold,
-        cross_validate,
-        holdout,
-        iterative_stratification,
-        prepare_evaluation,
-    )
     from mlw.persistence import (
         ModelFileError,
         ModelVersionError,
@@ -129,16 +131,22 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         read_header,
         save_model,
     )
+    from mlw.plan import EvaluationPlan, EvaluationSetup, plan_evaluation, prepare_evaluation
     from mlw.plugins import AmbiguousNameError, PluginInfo, UnknownNameError
     from mlw.prediction import Predictions, predict_file, write_predictions
+    from mlw.splits import IterativeStratifiedKFold, iterative_stratification
     from mlw.validation import check_param
 
 __all__ = [
     "AmbiguousNameError",
+    "CalibratedLearner",
+    "ConformalRecall",
     "Dataset",
     "DataPlan",
+    "DecoderSpec",
     "DatasetNotFoundError",
     "EvalContext",
+    "EvaluationPlan",
     "EvaluationResult",
     "EvaluationSetup",
     "FoldResult",
@@ -163,11 +171,13 @@ __all__ = [
     "cross_validate",
     "evaluate",
     "generate_dataset",
+    "get_decoder",
     "get_learner",
     "get_threshold",
     "holdout",
     "hookimpl",
     "iterative_stratification",
+    "list_decoders",
     "list_generators",
     "list_learners",
     "list_loaders",
@@ -177,9 +187,11 @@ __all__ = [
     "load_dataset",
     "load_model",
     "plan_data",
+    "plan_evaluation",
     "predict_file",
     "prepare_evaluation",
     "read_header",
+    "run_plan",
     "save_model",
     "to_jsonable",
     "write_predictions",

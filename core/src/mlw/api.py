@@ -1,76 +1,26 @@
-"""The typed Python API, re-exported from :mod:`mlw`."""
+"""The typed Python API's listings and generators, re-exported from :mod:`mlw` (learners
+and strategies are built by :mod:`mlw.factory`). Importing it imports no estimator."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mlw._guard import plugin_call
 from mlw.dataset import Dataset
 from mlw.plugins import PluginInfo, get_plugin_manager
-from mlw.registry import GeneratorSpec, LearnerSpec, LoaderSpec, MetricSpec, ThresholdSpec
-
-if TYPE_CHECKING:
-    from mlw.learner import MultiLabelLearner
-
-
-#: Constructor parameters that seed a learner's randomness, in order of preference.
-SEED_PARAMS = ("random_state", "seed")
-
-
-def get_learner(name: str, *, seed: int | None = None, **params: Any) -> MultiLabelLearner:
-    """An unfitted learner registered under ``name``, built with ``params``.
-
-    ``seed`` seeds the learner's randomness: it is passed as the learner's
-    ``random_state`` (or ``seed``) parameter unless ``params`` sets that parameter;
-    a learner without either ignores it. (A learner whose parameter is itself named
-    ``seed`` gets the value either way.)
-
-    Raises :class:`mlw.UnknownNameError` (suggesting close names) for an unknown name
-    and ``ValueError`` naming the parameter for one the learner does not take.
-
-    Examples
-    --------
-    >>> import mlw
-    >>> mlw.get_learner("br")
-    BinaryRelevance()
-    >>> mlw.get_learner("cc", seed=3).random_state
-    3
-    """
-    spec = get_plugin_manager().learner(name)
-    known = spec.signature_params()
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        raise ValueError(f"learner {name!r} has no parameter {', '.join(map(repr, unknown))} "
-                         f"(parameters: {', '.join(known) or 'none'})")
-    if isinstance(params.get("threshold"), str):
-        _check_threshold_name(params["threshold"])
-    if seed is not None:
-        target = next((p for p in SEED_PARAMS if p in known), None)
-        if target is not None and target not in params:
-            params[target] = seed
-    learner: MultiLabelLearner = spec.create(**params)
-    return learner
+from mlw.registry import (
+    DecoderSpec,
+    GeneratorSpec,
+    LearnerSpec,
+    LoaderSpec,
+    MetricSpec,
+    ThresholdSpec,
+)
 
 
-def _check_threshold_name(text: str) -> None:
-    """A threshold given by name is checked when the learner is built, not at its
-    first ``fit``: an unknown name or option raises there and then (the strategy is
-    built again, fresh, by every fit). The string ``"none"`` is refused with a hint,
-    since the learner's own decision is the Python value ``None``."""
-    from mlw.learner import make_threshold
-    from mlw.plugins import UnknownNameError
-
-    try:
-        make_threshold(text)
-    except UnknownNameError as err:
-        if text.strip().lower() == "none":
-            raise UnknownNameError(f"unknown threshold {text!r}: for the learner's own "
-                                   f"decision pass threshold=None, not a string") from None
-        raise err from None
-
-
-def get_threshold(name: str, **options: Any) -> Any:
-    """An unfitted thresholding strategy registered under ``name``."""
-    return get_plugin_manager().threshold(name).create(**options)
+def list_decoders() -> dict[str, DecoderSpec]:
+    """Every registered decoder, by name."""
+    return get_plugin_manager().decoders()
 
 
 def list_learners() -> dict[str, LearnerSpec]:
@@ -105,7 +55,5 @@ def list_plugins() -> list[PluginInfo]:
 
 def generate_dataset(name: str, *, seed: int = 0, **params: Any) -> Dataset:
     """A synthetic dataset from the generator registered under ``name``."""
-    from mlw._guard import plugin_call
-
     with plugin_call("generator", name, "generate"):
         return get_plugin_manager().generator(name).load()(seed=seed, **params)

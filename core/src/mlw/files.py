@@ -36,12 +36,55 @@ __all__ = [
     "Terminated",
     "atomic_write",
     "check_output_path",
+    "not_a_file",
     "sigterm_as_interrupt",
     "sweep_stale_temporaries",
 ]
 
 #: Temporary files older than this are removed whatever their process (PID reuse).
 STALE_SECONDS = 24 * 3600
+
+
+def not_a_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it exists but is no regular file, said for a user
+    (``"is a character device"``, ``"is a named pipe (FIFO)"``, ``"is a folder"``,
+    ``"is a symbolic link loop"``, ``"is a symbolic link to /x, which does not exist"``,
+    with ``" (a symbolic link to /dev/zero)"`` when a link leads there); ``None`` for a
+    regular file or nothing at all. Reading a device or a FIFO would never end (or
+    read nothing), so readers refuse them by what they are, before opening them.
+
+    Examples
+    --------
+    >>> not_a_file("/dev/null")
+    'is a character device'
+    >>> not_a_file(".")
+    'is a folder'
+    >>> not_a_file("/no/such/file") is None
+    True
+    """
+    import errno
+    import stat
+
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+        if os.path.islink(p):
+            return f"is a symbolic link to {os.readlink(p)}, which does not exist"
+        return None
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return None
+    what = ("is a folder" if stat.S_ISDIR(mode) else
+            "is a character device" if stat.S_ISCHR(mode) else
+            "is a block device" if stat.S_ISBLK(mode) else
+            "is a named pipe (FIFO)" if stat.S_ISFIFO(mode) else
+            "is a socket" if stat.S_ISSOCK(mode) else "is not a regular file")
+    if os.path.islink(p):
+        what += f" (a symbolic link to {os.path.realpath(p)})"
+    return what
 
 
 class Terminated(KeyboardInterrupt):
@@ -178,7 +221,8 @@ def check_output_path(output: str | os.PathLike[str], inputs: Any = (), *,
     that is empty, not named with one of ``suffixes`` (when given, e.g.
     ``(".parquet", ".csv")``), a folder, in a folder that does not exist, or the same
     file as one of ``inputs`` (paths, or a mapping ``{description: path}``): writing it
-    would destroy an input. Returns the path. Raises ``ValueError``
+    would destroy an input; or a device, FIFO or socket (renaming a file over
+    ``/dev/null`` would replace it). Returns the path. Raises ``ValueError``
     (``IsADirectoryError`` for a folder, ``FileNotFoundError`` for a missing folder)
     naming ``option`` and the input."""
     if output is None or str(output).strip() == "":
@@ -189,6 +233,9 @@ def check_output_path(output: str | os.PathLike[str], inputs: Any = (), *,
         raise ValueError(f"{option} {target}: give a {names} file name")
     if target.is_dir():
         raise IsADirectoryError(f"{option} {target}: it is a folder; give a file name")
+    what = not_a_file(target)
+    if what is not None:  # a device or a FIFO: writing would replace it with a file
+        raise ValueError(f"{option} {target} {what}; give a file name")
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"{option} {target}: folder {folder} does not exist")
@@ -229,6 +276,9 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb",
         raise FileNotFoundError(f"cannot write {target}: folder {folder} does not exist")
     if target.is_dir():
         raise IsADirectoryError(f"cannot write {target}: it is a folder")
+    what = not_a_file(target)
+    if what is not None:  # renaming over a device node (as root) would replace it
+        raise ValueError(f"cannot write {target}: it {what}")
     sweep_stale_temporaries(target)
     with sigterm_as_interrupt():
         fd, tmp_name = tempfile.mkstemp(prefix=f"{_prefix(target.name)}{os.getpid()}-",

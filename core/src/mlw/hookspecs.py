@@ -11,7 +11,7 @@ hooks with :data:`mlw.hookimpl` and is declared in its distribution's metadata::
     [project.entry-points.mlw]
     xdcc = "mlw_xdcc.plugin"
 
-The core's own loaders, metrics and thresholding strategies are registered through
+The core's own loaders, metrics, thresholding strategies and decoders are registered through
 these same hooks (see :mod:`mlw._builtin`); there is no second path.
 """
 
@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from mlw.registry import GeneratorSpec, LearnerSpec, LoaderSpec, MetricSpec, ThresholdSpec
+    from mlw.registry import (
+        DecoderSpec,
+        GeneratorSpec,
+        LearnerSpec,
+        LoaderSpec,
+        MetricSpec,
+        ThresholdSpec,
+    )
 
 hookspec = pluggy.HookspecMarker("mlw")
 hookimpl = pluggy.HookimplMarker("mlw")
@@ -67,6 +74,23 @@ def mlw_register_thresholds(register: Callable[[ThresholdSpec], None]) -> None:
     ``needs_training_scores = False``) and ``predict(scores) -> Y`` (0/1, dense uint8 or
     CSR like the scores). The core registers ``fixed``, ``pcut``, ``cardinality`` and
     ``one_threshold`` through this hook.
+    """
+
+
+@hookspec
+def mlw_register_decoders(register: Callable[[DecoderSpec], None]) -> None:
+    """Register decoders, which turn what a fitted learner gives into the label sets
+    that are optimal (or near it) for one measure.
+
+    Call ``register(DecoderSpec(name, factory, description, measure))``. ``factory``
+    (the decoder class or its import path ``"package.module:Class"``) builds, from
+    keyword options, an object with ``decode(learner, X) -> Y`` (0/1, shape (n, L)) and
+    ``route(learner) -> str`` (how it decodes for that learner). A decoder reads what
+    the learner declares in its :class:`mlw.LearnerTags`: marginals
+    (``predict_proba``), ``joint_mode(X)``, ``size_marginals(X)`` (P(y_j = 1, |y| = s))
+    and ``sample_labels(X, n_samples=, random_state=)``. Decoders need no training.
+    The core registers ``hamming``, ``subset``, ``f1`` and ``jaccard`` through this
+    hook.
     """
 
 

@@ -21,23 +21,31 @@ So a runner always starts with everything the caller had imported and registered
 death is safe even when the caller has started threads since (a process forked while
 another of its threads holds a lock can deadlock; the supervisor has no other thread).
 Both processes die with their parent (Linux ``PR_SET_PDEATHSIG``) and ignore Ctrl-C,
-which is the caller's to handle.
+which is the caller's to handle. An exec'd supervisor imports what the initializer
+needs, once, and forks its runners from there.
+
+:func:`contained` wraps a callable for a ``with`` block: its calls run in a
+:class:`Worker` forked when the block starts, so the callable (a closure over the data
+it works on) is never pickled. ``mlw bench`` runs every cell in a :class:`Worker`
+(:mod:`mlw.experiments.executors`); ``mlw fit --cv`` runs its folds through
+:func:`contained` (:func:`mlw.cross_validate` with ``isolate=True``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import os
 import signal
 import socket
 import struct
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-__all__ = ["ProcessDied", "Worker", "describe_exit", "die_with_parent"]
+__all__ = ["ProcessDied", "Worker", "contained", "describe_exit", "die_with_parent"]
 
 _MESSAGE = struct.Struct("!ci")  # supervisor -> caller: (b"P", runner pid) or (b"X", exit)
 #: how long the caller waits for the supervisor to report a runner's end
@@ -144,6 +152,10 @@ class Worker:
         mine, theirs = socket.socketpair()
         try:
             socket.send_fds(self._ctrl, [b"start"], [theirs.fileno()])
+        except OSError:
+            mine.close()
+            raise RuntimeError(f"the worker's supervisor (pid {self.supervisor_pid}) is "
+                               f"gone (killed from outside?)") from None
         finally:
             theirs.close()
         kind, pid = self._report()
@@ -158,7 +170,8 @@ class Worker:
                                f"not answer in {_REPORT_SECONDS:.0f} s")
         data = self._ctrl.recv(_MESSAGE.size, socket.MSG_WAITALL)
         if len(data) != _MESSAGE.size:
-            raise RuntimeError(f"the worker's supervisor (pid {self.supervisor_pid}) died")
+            raise RuntimeError(f"the worker's supervisor (pid {self.supervisor_pid}) is "
+                               f"gone (killed from outside?)")
         kind, value = _MESSAGE.unpack(data)
         return kind, value
 
@@ -171,6 +184,18 @@ class Worker:
         self.runner_pid = None
         kind, code = self._report()
         return code if kind == b"X" else 1
+
+    @property
+    def alive(self) -> bool:
+        """Whether the supervisor still answers (an idle worker's supervisor has
+        nothing to say but the end of a runner; its end of input means it died)."""
+        try:
+            data = self._ctrl.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return data != b""
 
     @property
     def connection(self) -> Connection:
@@ -324,3 +349,37 @@ def _run(fd: int, initializer: Callable[..., Any] | None, initargs: tuple[Any, .
         except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
             conn.send(("raised", RuntimeError(f"the worker could not send its result "
                                               f"back: {type(exc).__name__}: {exc}")))
+
+
+#: the callables of the open :func:`contained` blocks, by key (a forked runner has them)
+_CONTAINED: dict[int, Callable[..., Any]] = {}
+_KEYS = itertools.count()
+
+
+def _call_contained(key: int, *args: Any) -> Any:
+    return _CONTAINED[key](*args)
+
+
+@contextlib.contextmanager
+def contained(fn: Callable[..., Any]) -> Iterator[Callable[..., Any]]:
+    """Yield ``run(*args)``, which returns ``fn(*args)`` computed in a supervised child
+    process (a :class:`Worker` forked when the block starts), or raises
+    :class:`ProcessDied` when that process dies. ``fn`` itself is never pickled: the
+    child is a copy of this process, closures and the data they hold included; only
+    the arguments and the results travel.
+
+    Examples
+    --------
+    >>> import os
+    >>> with contained(lambda x: (x * 2, os.getpid())) as run:
+    ...     value, pid = run(21)
+    >>> value, pid != os.getpid()
+    (42, True)
+    """
+    key = next(_KEYS)
+    _CONTAINED[key] = fn
+    try:
+        with Worker() as worker:
+            yield lambda *args: worker.call(_call_contained, key, *args)
+    finally:
+        _CONTAINED.pop(key, None)

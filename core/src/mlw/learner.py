@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 if TYPE_CHECKING:
@@ -26,8 +31,14 @@ else:
     from sklearn.base import BaseEstimator, ClassifierMixin
 
 from mlw._guard import check_outputs, threshold_call
-from mlw.registry import LearnerTags
+from mlw.params import Spec
+from mlw.plugins import get_plugin_manager
+from mlw.registry import LearnerTags, ThresholdSpec, inference_tags
+from mlw.thresholds import apply_threshold, parse_threshold, resolve_top_label
 from mlw.validation import check_X, check_Y
+
+#: Scores one block of :meth:`MultiLabelLearner.predict_topk` holds (rows x labels).
+TOPK_BLOCK_ENTRIES = 1 << 22
 
 
 class MultiLabelLearner(ClassifierMixin, BaseEstimator):
@@ -97,6 +108,7 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
             sparse_input=cls._sparse_input,
             sparse_output=cls._sparse_output,
             allow_nan=cls._allow_nan,
+            **inference_tags(cls),
         )
 
     # -- scikit-learn plumbing ----------------------------------------------------------
@@ -167,6 +179,38 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "n_labels_")
         return self._checked_scores(self._validate_X(X, reset=False), "predict_proba")
 
+    def predict_topk(self, X: Any, k: int = 5) -> Any:
+        """The ``k`` best-scored labels of each row, best first.
+
+        Returns a :class:`mlw.metrics.TopK` ``(indices, scores)``, two (n, k) arrays:
+        label indices (int64; -1 where fewer than k labels have a positive score) and
+        their scores, ranked by decreasing score, equal scores by increasing label
+        index (:func:`mlw.metrics.top_k`). Computed a block of rows at a time, so the
+        (n, L) score matrix is never held whole; learners with sparse scores (LCIF)
+        rank each block's CSR scores without densifying them. Feed it to
+        ``mlw.evaluate(Y, topk=...)`` for the metrics at k.
+        """
+        from mlw.metrics.at_k import check_k
+
+        check_is_fitted(self, "n_labels_")
+        k = check_k(k)
+        if not self._mlw_tags().predicts_scores:
+            raise ValueError(f"{type(self).__name__} predicts no label scores, so it "
+                             f"cannot rank labels (predict_topk)")
+        return self._predict_topk(self._validate_X(X, reset=False), k)
+
+    def _predict_topk(self, X: Any, k: int) -> Any:
+        """Validated ``X``: the top-k of ``_predict_proba`` over blocks of rows holding
+        about :data:`TOPK_BLOCK_ENTRIES` scores each. Override it where the method can
+        rank without the block's scores."""
+        from mlw.metrics.at_k import stack_topk, top_k
+
+        n = X.shape[0]
+        step = max(1, TOPK_BLOCK_ENTRIES // max(self.n_labels_, 1))
+        parts = [top_k(self._checked_scores(X[a:a + step], "predict_topk"), k)
+                 for a in range(0, n, step)]
+        return stack_topk(parts, k)
+
     def predict(self, X: Any) -> Any:
         """0/1 label sets, shape (n, L): the joint decision of the method where it has
         one, otherwise the fitted threshold applied to :meth:`predict_proba`."""
@@ -200,7 +244,6 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         never changed."""
         if not getattr(self, "top_label_", False):
             return Y
-        from mlw.thresholds import apply_threshold
 
         empty = np.flatnonzero(np.diff(Y.indptr) == 0) if sp.issparse(Y) \
             else np.flatnonzero(~np.asarray(Y).any(axis=1))
@@ -289,7 +332,6 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         set has (almost) no empty label sets)."""
         if not (self._joint_prediction and hasattr(self, "top_label")):
             return
-        from mlw.thresholds import resolve_top_label
 
         on = resolve_top_label(self.top_label, Y)
         if on and not self._mlw_tags().predicts_scores:
@@ -327,31 +369,49 @@ def _label_dtype(Y: Any) -> str:
     return dtype.name if dtype.kind in "biuf" else "uint8"
 
 
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """A strategy named in text, parsed and checked: its registration and typed
+    options (:func:`parse_threshold_choice`); :meth:`create` builds a fresh strategy."""
+
+    spec: ThresholdSpec
+    options: Mapping[str, Any]
+
+    def create(self) -> Any:
+        return self.spec.create(**self.options)
+
+
+#: texts parsed per plugin manager (a strategy named in text is parsed once per run)
+_PARSED: weakref.WeakKeyDictionary[Any, dict[str, ThresholdChoice]] = \
+    weakref.WeakKeyDictionary()
+
+
+def parse_threshold_choice(text: str) -> ThresholdChoice:
+    """The strategy ``text`` names (``"pcut"``, ``"fixed:0.3"``,
+    ``"one_threshold:metric=f1_example"``; see :func:`mlw.thresholds.parse_threshold`),
+    its name looked up and its options typed. A text is read once per plugin manager
+    (every fold of a run, and every fit of a learner whose ``threshold`` is this text,
+    reuse the reading); an unknown name or a bad option raises every time."""
+    pm = get_plugin_manager()
+    parsed = _PARSED.setdefault(pm, {})
+    choice = parsed.get(text)
+    if choice is None:
+        name, items = parse_threshold(text)
+        spec = pm.threshold(name)
+        options = Spec("threshold", name, tuple(items)).params(spec.signature_params())
+        choice = parsed[text] = ThresholdChoice(spec, options)
+    return choice
+
+
 def make_threshold(choice: Any) -> tuple[Any, bool]:
     """A fresh strategy object from a registered name with optional options
     (``"pcut"``, ``"fixed:0.3"``, ``"one_threshold:metric=f1_example"``; see
-    :func:`mlw.thresholds.parse_threshold`) or a strategy object, and whether it needs
+    :func:`parse_threshold_choice`) or a strategy object, and whether it needs
     training scores."""
-    from mlw.plugins import get_plugin_manager
-
     if isinstance(choice, str):
-        from mlw.params import parse_params
-        from mlw.thresholds import parse_threshold
-
-        name, items = parse_threshold(choice)
-        spec = get_plugin_manager().threshold(name)
-        known = spec.signature_params()
-        if len(items) == 1 and "=" not in items[0]:  # "fixed:0.3": the first option
-            if not known:
-                raise ValueError(f"threshold {name!r} takes no options, got {choice!r}")
-            items = [f"{next(iter(known))}={items[0]}"]
-        options = parse_params(f"threshold {name!r}", known, items)
-        return spec.create(**options), spec.needs_training_scores
+        parsed = parse_threshold_choice(choice)
+        return parsed.create(), parsed.spec.needs_training_scores
     if hasattr(choice, "fit") and hasattr(choice, "predict"):
-        import copy
-
-        from sklearn.base import clone
-
         # an unfitted copy: a strategy estimator is cloned, any other object copied
         fresh = clone(choice) if hasattr(choice, "get_params") else copy.deepcopy(choice)
         return fresh, bool(getattr(choice, "needs_training_scores", True))

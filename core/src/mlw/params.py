@@ -8,6 +8,8 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 _TRUE = {"true", "yes", "on", "1"}
@@ -138,3 +140,73 @@ def split_spec(text: str) -> list[str]:
     ['labels=25', 'noise=bernoulli:0.05', 'sizes=[1,2]']
     """
     return [item.strip() for item in _SPEC_ITEM.split(text) if item.strip()]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A registered thing named in text with its options: ``"NAME"`` or
+    ``"NAME:key=value,key=value"`` (a learner ``"br:threshold=pcut"``, a thresholding
+    strategy ``"one_threshold:metric=f1_example"``, a generator
+    ``"synthetic:labels=25"``). ``kind`` (``"learner"``, ``"threshold"``,
+    ``"generator"``) names it in messages. A threshold also takes one option without
+    ``key=``, its first parameter (``"fixed:0.3"``). :meth:`parse` is the one reader of
+    this syntax; :meth:`params` types the options by the registered defaults.
+
+    Examples
+    --------
+    >>> Spec.parse("br:threshold=pcut,base__C=10", "learner")
+    Spec(kind='learner', name='br', items=('threshold=pcut', 'base__C=10'))
+    >>> Spec.parse("fixed:0.3", "threshold").params({"threshold": 0.5})
+    {'threshold': 0.3}
+    """
+
+    kind: str
+    name: str
+    items: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str, kind: str) -> Spec:
+        """Split ``text`` into the name and its ``key=value`` items (a comma starts a
+        new item only where ``key=`` follows, see :func:`split_spec`). An empty name,
+        or nothing after the ``:``, is a ``ValueError`` quoting ``text``."""
+        name, colon, rest = text.partition(":")
+        name = name.strip()
+        if not name:
+            raise ValueError(f"{kind} spec {text!r} has no {kind} name")
+        if not colon:
+            return cls(kind, name)
+        if not rest.strip():
+            raise ValueError(f"{kind} {text!r}: nothing after ':'")
+        if kind == "threshold" and "=" not in rest.split(",")[0]:
+            return cls(kind, name, (rest.strip(),))  # "fixed:0.3": the first option
+        return cls(kind, name, tuple(split_spec(rest)))
+
+    @staticmethod
+    def name_of(text: str) -> str | None:
+        """The NAME of ``text`` when it is written as a spec ``NAME:...`` (an
+        identifier before the colon, and ``text`` not an existing file), else ``None``:
+        how a dataset source is told apart from a file or a dataset name before asking
+        whether a generator of that name is registered.
+
+        >>> Spec.name_of("synthetic:labels=25"), Spec.name_of("emotions")
+        ('synthetic', None)
+        """
+        name, colon, _ = text.partition(":")
+        if not colon or not name.isidentifier() or Path(text).exists():
+            return None
+        return name
+
+    def params(self, known: Mapping[str, Any]) -> dict[str, Any]:
+        """The options typed by the defaults in ``known`` (:func:`parse_params`); a
+        threshold's single option without ``key=`` is its first parameter."""
+        owner = f"{self.kind} {self.name!r}"
+        items = list(self.items)
+        if self.kind == "threshold" and len(items) == 1 and "=" not in items[0]:
+            if not known:
+                raise ValueError(f"{owner} takes no options, got "
+                                 f"{self.name + ':' + items[0]!r}")
+            items = [f"{next(iter(known))}={items[0]}"]
+        return parse_params(owner, known, items)
+
+    def __str__(self) -> str:
+        return self.name if not self.items else f"{self.name}:{','.join(self.items)}"

@@ -661,6 +661,11 @@ def load_model(path: str | os.PathLike[str], *, check: bool = True,
     if str(path) == "":
         raise ValueError("the model path is empty")
     if not p.is_file():
+        from mlw.files import not_a_file
+
+        what = not_a_file(p)
+        if what is not None:
+            raise ValueError(f"model file {p} {what}, not a model file")
         raise FileNotFoundError(f"model file not found: {p}")
     with open(p, "rb") as fh:
         header = _read_header(fh, p)

@@ -49,6 +49,7 @@ from mlw import hookspecs
 from mlw.registry import (
     KINDS,
     SPEC_TYPES,
+    DecoderSpec,
     GeneratorSpec,
     LearnerSpec,
     LoaderSpec,
@@ -72,11 +73,13 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "mlw._builtin.loaders",
     "mlw._builtin.metrics",
     "mlw._builtin.thresholds",
+    "mlw._builtin.decoders",
 )
 
 _HOOKS: dict[str, str] = {
     "learner": "mlw_register_learners",
     "threshold": "mlw_register_thresholds",
+    "decoder": "mlw_register_decoders",
     "metric": "mlw_register_metrics",
     "loader": "mlw_register_loaders",
     "generator": "mlw_register_generators",
@@ -86,7 +89,8 @@ Status = Literal["ok", "broken", "disabled"]
 
 
 class UnknownNameError(LookupError):
-    """A learner, metric, threshold, loader or generator name that nobody registered."""
+    """A learner, metric, threshold, decoder, loader or generator name that nobody
+    registered."""
 
     def __str__(self) -> str:  # LookupError would quote the message
         return str(self.args[0]) if self.args else ""
@@ -430,6 +434,12 @@ class PluginManager:
 
     def threshold(self, name: str) -> ThresholdSpec:
         return self._one("threshold", name)
+
+    def decoders(self) -> dict[str, DecoderSpec]:
+        return self._all("decoder")
+
+    def decoder(self, name: str) -> DecoderSpec:
+        return self._one("decoder", name)
 
     def metrics(self) -> dict[str, MetricSpec]:
         return self._all("metric")

@@ -18,15 +18,25 @@ from mlw.dataset import Dataset
 class Predictions:
     """Label sets predicted for a dataset: ``Y`` (0/1, dense or CSR), ``label_names``
     (from the model file, else ``label_0``...), and ``notes`` worth telling the user
-    (such as feature names that differ from the training data's)."""
+    (such as feature names that differ from the training data's). With a ranking
+    (``predict_file(..., top_k=K)``), ``topk`` holds it (:class:`mlw.metrics.TopK`) and
+    ``Y`` is ``None``."""
 
     Y: Any
     label_names: list[str]
     dataset: Dataset
     notes: list[str] = field(default_factory=list)
+    topk: Any = None
+
+    @property
+    def n_instances(self) -> int:
+        return int((self.Y if self.topk is None else self.topk.indices).shape[0])
 
     @property
     def cardinality(self) -> float:
+        """Labels per instance: predicted, or ranked (positions that hold a label)."""
+        if self.topk is not None:
+            return float((self.topk.indices >= 0).sum()) / max(self.n_instances, 1)
         return float(self.Y.sum()) / max(int(self.Y.shape[0]), 1)
 
 
@@ -72,7 +82,7 @@ def load_to_predict(data: str, reference: dict[str, Any] | None = None) -> Datas
     (:func:`mlw.io.align`: columns by name, nominal attributes by value).
     """
     from mlw.io import load_dataset
-    from mlw.io.align import align
+    from mlw.io.alignment import align
     from mlw.io.bundled import BUNDLED
     from mlw.io.load import choose_loader, resolve_source
 
@@ -98,13 +108,16 @@ def load_to_predict(data: str, reference: dict[str, Any] | None = None) -> Datas
     return ds
 
 
-def predict_file(model: str | Path, data: str, *, trusted: Any = ()) -> Predictions:
+def predict_file(model: str | Path, data: str, *, trusted: Any = (),
+                 top_k: int | None = None) -> Predictions:
     """Load the model file ``model`` (checked, see :func:`mlw.load_model`) and predict
     the label sets of ``data`` (a file, or a bundled dataset's test split; see
     :func:`load_to_predict`: label columns are optional, and the data is aligned with
     the training data the model file describes).
 
     ``trusted``: extra types the model may hold (see :func:`mlw.load_model`).
+    ``top_k``: rank the ``top_k`` best-scored labels of each instance instead
+    (``learner.predict_topk``; ``Predictions.topk``).
 
     Raises ``ValueError`` when the data has another number of features than the model
     was fitted on, and :class:`mlw.PluginError` naming the plugin when the learner's
@@ -126,18 +139,30 @@ def predict_file(model: str | Path, data: str, *, trusted: Any = ()) -> Predicti
     if n_features is not None and ds.n_features != n_features:
         raise ValueError(f"{data} has {ds.n_features} features but the model was fitted "
                          f"on {n_features}")
+    n_labels = int(getattr(fitted, "n_labels_", 0))
+    names = list(meta.get("label_names") or [])
+    if len(names) != n_labels:
+        names = [f"label_{j}" for j in range(n_labels)]
+    if top_k is not None:
+        from mlw.metrics.at_k import check_k
+
+        k = check_k(top_k)
+        if not hasattr(fitted, "predict_topk"):
+            raise ValueError(f"{type(fitted).__name__} cannot rank labels (no predict_topk)")
+        with learner_call(fitted, "predict_topk"):
+            ranking = fitted.predict_topk(ds.X, k)
+        return Predictions(None, names, ds, notes, topk=ranking)
     with learner_call(fitted, "predict"):
         Y = fitted.predict(ds.X)
     check_outputs(fitted, ds.n_instances, getattr(fitted, "n_labels_", None), Y_pred=Y)
-    names = list(meta.get("label_names") or [])
-    if len(names) != Y.shape[1]:
-        names = [f"label_{j}" for j in range(Y.shape[1])]
     return Predictions(Y, names, ds, notes)
 
 
 def write_predictions(predictions: Predictions, out: str | Path | IO[str]) -> None:
     """Write the predictions as CSV (a header of label names, one 0/1 row per instance)
-    to a file, atomically, or to an open text stream."""
+    to a file, atomically, or to an open text stream. A ranking is written as one row
+    per instance ``label_1,score_1,...,label_k,score_k`` (best first; label names,
+    empty where fewer than k labels are ranked)."""
     if isinstance(out, (str, Path)):
         from mlw.files import atomic_write
 
@@ -149,6 +174,9 @@ def write_predictions(predictions: Predictions, out: str | Path | IO[str]) -> No
 
 def _write_csv(fh: IO[str], predictions: Predictions) -> None:
     writer = csv.writer(fh, lineterminator="\n")
+    if predictions.topk is not None:
+        _write_ranking(writer, predictions)
+        return
     writer.writerow(predictions.label_names)
     Y = predictions.Y
     if sp.issparse(Y):
@@ -161,3 +189,13 @@ def _write_csv(fh: IO[str], predictions: Predictions) -> None:
     else:
         for row in np.asarray(Y, dtype=np.uint8):
             writer.writerow(row.tolist())
+
+
+def _write_ranking(writer: Any, predictions: Predictions) -> None:
+    idx, scores = predictions.topk
+    k = idx.shape[1]
+    writer.writerow([c for r in range(1, k + 1) for c in (f"label_{r}", f"score_{r}")])
+    names = predictions.label_names
+    for row_idx, row_sc in zip(idx.tolist(), scores.tolist(), strict=True):
+        writer.writerow([c for j, v in zip(row_idx, row_sc, strict=True)
+                         for c in ((names[j], repr(v)) if j >= 0 else ("", ""))])

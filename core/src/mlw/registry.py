@@ -12,12 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from mlw._lazy import LazyModule
+
 if TYPE_CHECKING:
-    from mlw.dataset import Dataset
+    import mlw.dataset as _dataset
+else:  # registering imports no numpy; the annotations still resolve at run time
+    _dataset = LazyModule("mlw.dataset")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
-KINDS = ("learner", "threshold", "metric", "loader", "generator")
+KINDS = ("learner", "threshold", "decoder", "metric", "loader", "generator")
 
 class RegistrationError(ValueError):
     """A plugin registered something malformed (bad name, missing field, duplicate)."""
@@ -58,6 +62,18 @@ class LearnerTags:
         (``_sparse_output``).
     allow_nan : bool
         Accepts NaN in ``X`` as missing values (``_allow_nan``).
+    joint_mode : bool
+        The learner has ``joint_mode(X) -> (n, L)``: its most probable label vector
+        under its joint model, exact or approximate as the learner documents (the
+        ``subset`` decoder uses it).
+    samples : bool
+        The learner has ``sample_labels(X, *, n_samples, random_state) -> (n, S, L)``
+        uint8: label vectors drawn from its joint P(y | x) (the ``f1`` and ``jaccard``
+        decoders estimate from them when nothing exact is available).
+    size_marginals : bool
+        The learner has ``size_marginals(X) -> (n, L, L)`` or ``None``: entry
+        ``[i, j, s - 1]`` is P(y_j = 1, |y| = s | x_i), exact; ``None`` when the fitted
+        model cannot compute them exactly at its size (the ``f1`` decoder then samples).
     """
 
     predicts_scores: bool = True
@@ -66,6 +82,9 @@ class LearnerTags:
     sparse_input: bool = True
     sparse_output: bool = False
     allow_nan: bool = False
+    joint_mode: bool = False
+    samples: bool = False
+    size_marginals: bool = False
 
     def as_list(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if v]
@@ -88,7 +107,18 @@ class LearnerTags:
             sparse_input=bool(getattr(learner_class, "_sparse_input", True)),
             sparse_output=bool(getattr(learner_class, "_sparse_output", False)),
             allow_nan=bool(getattr(learner_class, "_allow_nan", False)),
+            **inference_tags(learner_class),
         )
+
+
+def inference_tags(learner_class: type) -> dict[str, bool]:
+    """What a learner class gives the decoders, read from its methods: ``joint_mode``,
+    ``sample_labels`` and ``size_marginals`` (see :class:`LearnerTags`)."""
+    return {
+        "joint_mode": callable(getattr(learner_class, "joint_mode", None)),
+        "samples": callable(getattr(learner_class, "sample_labels", None)),
+        "size_marginals": callable(getattr(learner_class, "size_marginals", None)),
+    }
 
 
 @dataclass(frozen=True)
@@ -296,18 +326,68 @@ class ThresholdSpec:
         return bool(getattr(self.load(), "needs_training_scores", True))
 
 
+@dataclass(frozen=True)
+class DecoderSpec:
+    """A decoder registration: a rule turning what a learner gives (marginals, its
+    joint mode, exact size marginals, samples from its joint) into the label sets that
+    are optimal, or close to it, for one measure.
+
+    ``factory`` is the decoder class (or a callable building one) or its import path
+    ``"package.module:Class"``, imported on first use; ``factory(**options)`` builds a
+    decoder, an object with ``decode(learner, X) -> Y`` (0/1, shape (n, L)) for a fitted
+    learner and ``route(learner) -> str`` naming how it decodes for that learner.
+    ``measure`` is the metric the decoder optimises (a registered metric name).
+    """
+
+    name: str
+    factory: Callable[..., Any] | str
+    description: str
+    measure: str = ""
+    plugin: str | None = field(default=None, compare=False)
+    _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def validate(self) -> None:
+        _check_name("decoder", self.name)
+        _check_factory("decoder", self.name, self.factory)
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise RegistrationError(f"decoder {self.name!r}: description is missing")
+        if not isinstance(self.measure, str):
+            raise RegistrationError(f"decoder {self.name!r}: measure must be a metric name")
+
+    def load(self) -> Callable[..., Any]:
+        """The factory, imported on first use (:class:`PluginError` if it cannot be)."""
+        if not self._loaded:
+            self._loaded.append(_load_factory("decoder", self.name, self.factory,
+                                              self.plugin))
+        return self._loaded[0]
+
+    def create(self, **options: Any) -> Any:
+        """A decoder built with ``options``."""
+        return self.load()(**options)
+
+    def signature_params(self) -> dict[str, Any]:
+        """The decoder's options and their defaults, read from the factory."""
+        return _signature_params(self.load())
+
+
 MetricNeeds = Literal["labels", "scores", "joint"]
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A metric registration. ``compute(ctx: EvalContext) -> float``."""
+    """A metric registration. ``compute(ctx: EvalContext) -> float``.
+
+    ``at_k`` (a positive int, optional) marks a metric of the top k ranked labels
+    (``precision_at_5``): it needs ``"scores"`` or, instead, a top-k ranking of at least
+    ``at_k`` labels (:class:`mlw.metrics.at_k.TopK`, ``EvalContext.topk``).
+    """
 
     name: str
     compute: Callable[[Any], float]
     greater_is_better: bool
     needs: MetricNeeds
     description: str
+    at_k: int | None = None
 
     def validate(self) -> None:
         _check_name("metric", self.name)
@@ -321,6 +401,11 @@ class MetricSpec:
             )
         if not isinstance(self.description, str) or not self.description.strip():
             raise RegistrationError(f"metric {self.name!r}: description is missing")
+        if self.at_k is not None and (
+                isinstance(self.at_k, bool) or not isinstance(self.at_k, int)
+                or self.at_k < 1 or self.needs != "scores"):
+            raise RegistrationError(f"metric {self.name!r}: at_k must be a positive int "
+                                    f"on a metric that needs 'scores'")
 
 
 @dataclass(frozen=True)
@@ -329,7 +414,7 @@ class LoaderSpec:
 
     name: str
     suffixes: tuple[str, ...]
-    load: Callable[..., Dataset]
+    load: Callable[..., _dataset.Dataset]
     description: str
     sniff: Callable[[bytes], bool] | None = None
 
@@ -359,7 +444,7 @@ class GeneratorSpec:
     """
 
     name: str
-    generate: Callable[..., Dataset] | str
+    generate: Callable[..., _dataset.Dataset] | str
     description: str
     plugin: str | None = field(default=None, compare=False)
     _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
@@ -398,6 +483,7 @@ class GeneratorSpec:
 SPEC_TYPES: dict[str, type] = {
     "learner": LearnerSpec,
     "threshold": ThresholdSpec,
+    "decoder": DecoderSpec,
     "metric": MetricSpec,
     "loader": LoaderSpec,
     "generator": GeneratorSpec,

@@ -195,3 +195,20 @@ def dense_labels(Y: Any) -> np.ndarray:
     if sp.issparse(Y):
         return np.ascontiguousarray(Y.toarray(), dtype=np.uint8)
     return np.ascontiguousarray(Y, dtype=np.uint8)
+
+
+def require_text(text: str, what: str) -> str:
+    """``text``, or ``ValueError("<what> is empty")`` when it is empty or blank: the one
+    empty-name check of names and paths given by users (a dataset, a test set, a
+    config; never silently the default)."""
+    if not text.strip():
+        raise ValueError(f"{what} is empty")
+    return text
+
+
+def check_folds(k: Any, what: str = "the number of folds") -> int:
+    """``k`` as an int, or a ``ValueError`` naming ``what`` when it is not an integer
+    of at least 2."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise ValueError(f"{what} must be an integer of at least 2, got {k!r}")
+    return int(k)

@@ -129,7 +129,7 @@ def _thresholds(Y: Any) -> None:
 
 
 def _learner(name: str, X: Any, Y: Any, X_csr: Any, Y_csr: Any) -> None:
-    from mlw.api import get_learner
+    from mlw.factory import get_learner
     from mlw.registry import LearnerTags
 
     learner = get_learner(name, seed=0)

@@ -83,7 +83,7 @@ def test_clone_and_params() -> None:
     assert c.get_params() == m.get_params()
     assert set(InstanceKNN().get_params()) == {"k_ins", "threshold", "cv", "cv_metric",
                                                "random_state", "feature_norm",
-                                               "threshold_sample"}
+                                               "threshold_sample", "sim_power"}
 
 
 def test_unknown_cv_metric_is_a_clear_error() -> None:

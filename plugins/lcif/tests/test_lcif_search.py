@@ -103,7 +103,7 @@ def test_unit_column_scaler_weights_a_binary_word_by_its_document_frequency() ->
                                    np.where(df > 0, 1 / np.sqrt(np.maximum(df, 1)), 0))
     np.testing.assert_array_equal(feature_scaler("max").fit(X).transform(X).toarray(), X)
     with pytest.raises(ValueError, match="feature_norm must be"):
-        feature_scaler("idf")
+        feature_scaler("bm25")
 
 
 def test_l2_learners_are_the_formulas_on_unit_length_feature_columns() -> None:

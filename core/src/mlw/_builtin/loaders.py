@@ -12,6 +12,7 @@ from mlw.registry import LoaderSpec
 @hookimpl
 def mlw_register_loaders(register: Callable[[LoaderSpec], None]) -> None:
     from mlw.io.arff import load_arff, sniff_arff
+    from mlw.io.svmlight import load_svmlight, sniff_svmlight
     from mlw.io.tabular import load_csv, load_parquet, sniff_parquet
     from mlw.io.xc import load_xc, sniff_xc
 
@@ -30,6 +31,15 @@ def mlw_register_loaders(register: Callable[[LoaderSpec], None]) -> None:
         description="Extreme Classification Repository text: header 'n d L', rows "
                     "'l1,l2 f:v f:v' (streamed into CSR)",
         sniff=sniff_xc,
+    ))
+    register(LoaderSpec(
+        name="svmlight",
+        suffixes=(".svm", ".libsvm", ".svmlight"),
+        load=load_svmlight,
+        description="svmlight / LIBSVM multi-label rows 'l1,l2 f:v f:v' (LibMultiLabel, "
+                    "napkinXC, omikuji; also .txt, by content), with or without the XC "
+                    "header, zero- or one-based (streamed into CSR)",
+        sniff=sniff_svmlight,
     ))
     register(LoaderSpec(
         name="csv",

@@ -9,9 +9,10 @@ skips the cells already in the results, and a changed parameter is a new cell.
 
 A config names only the parameters it sets; a plugin can change a default without
 changing the config. So each record also keeps the learner's *resolved* parameters
-(``resolved_params``: ``get_params()`` of the learner it fitted, defaults included), and
-a rerun runs a recorded cell again when the learner now resolves differently
-(:func:`params_changed`), the grid's names aside (chosen per cell).
+(``resolved_params``: ``get_params()`` of the learner it fitted, defaults included,
+:func:`mlw.plan.resolved_params`), and a rerun runs a recorded cell again when the
+learner now resolves differently (:func:`params_changed`), the grid's names aside
+(chosen per cell).
 """
 
 from __future__ import annotations
@@ -29,7 +30,23 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from mlw.experiments.config import DatasetEntry, Experiment, LearnerEntry
+import numpy as np
+
+from mlw.evaluation import evaluate, evaluate_fitted, run_fold
+from mlw.experiments.config import (
+    DatasetEntry,
+    Experiment,
+    LearnerEntry,
+    check_dataset,
+    entry_learner,
+    resolve_dataset_source,
+)
+from mlw.io.load import load_dataset
+from mlw.io.plan import DataPlan, choose_evaluation, plan_data
+from mlw.jsonsafe import to_jsonable
+from mlw.plan import prepare_evaluation, resolved_params
+from mlw.plugins import get_plugin_manager
+from mlw.selection import select_params
 
 #: bump when a record's meaning changes (old results are then not taken as done)
 RECORD_VERSION = 1
@@ -49,6 +66,7 @@ class Cell:
     seed: int
     metrics: tuple[str, ...] | None
     control: str | None = None  # the report's default control (not part of the id)
+    test_source: str | None = None  # the test file, resolved (``dataset.test`` is in the id)
 
     @property
     def cell_id(self) -> str:
@@ -63,6 +81,8 @@ class Cell:
             "n_folds": self.n_folds, "fold": self.fold, "seed": self.seed,
             "metrics": list(self.metrics) if self.metrics else None,
         }
+        if self.learner.decode is not None:  # absent otherwise: earlier ids stay valid
+            payload["decode"] = self.learner.decode
         text = json.dumps(_jsonable(payload), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -70,29 +90,6 @@ class Cell:
         fold = "hold-out" if self.evaluation == "holdout" else \
             f"fold {self.fold + 1}/{self.n_folds}"
         return f"{self.learner.display} on {self.dataset.name}, {fold}"
-
-
-def resolved_params(learner: Any) -> str | None:
-    """``learner.get_params(deep=False)`` as sorted JSON: what the learner is, its
-    defaults included. ``None`` when that cannot be told apart from one process to the
-    next: ``get_params`` fails, or a value prints only as an object at an address."""
-    try:
-        params = learner.get_params(deep=False)
-    except Exception:  # a third-party learner without scikit-learn's protocol
-        return None
-    text = json.dumps(_jsonable(params), sort_keys=True, separators=(",", ":"))
-    return None if " at 0x" in text else text
-
-
-def entry_params(entry: LearnerEntry, seed: int) -> str | None:
-    """:func:`resolved_params` of ``entry``'s learner as the config builds it today
-    (``None`` when it cannot be built)."""
-    from mlw.experiments.config import build_learner
-
-    try:
-        return resolved_params(build_learner(entry, seed))
-    except Exception:  # the run reports it per cell; here it only means "cannot tell"
-        return None
 
 
 def params_changed(entry: LearnerEntry, recorded: str | None, now: str | None) -> bool:
@@ -116,39 +113,24 @@ def params_changed(entry: LearnerEntry, recorded: str | None, now: str | None) -
 
 
 def _jsonable(value: Any) -> Any:
-    from mlw.jsonsafe import to_jsonable
-
     return to_jsonable(value)
-
-
-def _has_test_part(source: str) -> bool:
-    from mlw.io.load import DatasetNotFoundError, parse_generator_spec, resolve_source
-
-    spec = parse_generator_spec(source)
-    if spec is not None:
-        return True  # generators with splits; checked when loaded
-    try:
-        train, _ = resolve_source(source, "train")
-        test, _ = resolve_source(source, "test")
-    except DatasetNotFoundError:
-        return False
-    return train != test
 
 
 def enumerate_cells(experiment: Experiment) -> list[Cell]:
     """Every cell of the experiment: datasets outermost (in the config's order, so an
     interrupted run has whole comparisons on the first datasets), then learners, then
-    folds. Executors may finish them in any order."""
-    from mlw.experiments.config import check_dataset
-
+    folds. Executors may finish them in any order. Whether a dataset is a hold-out or
+    how many folds it has is :func:`mlw.io.plan.choose_evaluation`'s answer, the one
+    ``mlw fit`` gets."""
     cells = []
     for ds in experiment.datasets:
         source = check_dataset(ds, experiment.data_path)
-        evaluation = ds.evaluation
-        if evaluation == "auto":
-            evaluation = "holdout" if (ds.test or ds.train_rows or _has_test_part(source)) \
-                else "cv"
-        n_folds = 1 if evaluation == "holdout" else ds.folds
+        test = None if ds.test is None else resolve_dataset_source(ds.test,
+                                                                   experiment.data_path)
+        evaluation, k = choose_evaluation(source, test=test, train_rows=ds.train_rows,
+                                          evaluation=ds.evaluation, folds=ds.folds,
+                                          name=ds.name)
+        n_folds = 1 if evaluation == "holdout" else int(k or ds.folds)
         folds = range(n_folds)
         if experiment.only_folds is not None:
             folds = [f for f in folds if f in experiment.only_folds]
@@ -156,13 +138,12 @@ def enumerate_cells(experiment: Experiment) -> list[Cell]:
             for fold in folds:
                 cells.append(Cell(experiment.name, entry, ds, source, evaluation, n_folds,
                                   fold, experiment.seed, entry.metrics or experiment.metrics,
-                                  experiment.control))
+                                  experiment.control, test))
     return cells
 
 
 # --- data, cached per process ---------------------------------------------------------------
 _DATA: dict[tuple, Any] = {}
-_FOLDS: dict[tuple, Any] = {}
 _KEEP = 4
 
 
@@ -174,55 +155,27 @@ def _remember(cache: dict, key: tuple, make: Any) -> Any:
     return cache[key]
 
 
-def cell_data(cell: Cell) -> tuple[Any, Any]:
-    """``(train, test)`` of a cell: its fold of the iteratively stratified CV over
-    every row of the dataset, or the dataset's hold-out split. Datasets and fold
-    assignments are cached per process (a worker loads a dataset once)."""
-    import numpy as np
-
-    from mlw.io import load_dataset
-    from mlw.model_selection import align_test, iterative_stratification
-
+def cell_plan(cell: Cell) -> DataPlan:
+    """The data plan of a cell's dataset (:func:`mlw.plan_data`, as ``mlw fit`` makes
+    it: the hold-out with its test set aligned to the training columns, or the
+    iteratively stratified folds over every row). Cached per process, fold assignment
+    included, so a worker loads a dataset and assigns its folds once."""
     ds = cell.dataset
-    if cell.evaluation == "holdout":
-        def load_pair() -> tuple[Any, Any]:
-            from mlw.experiments.config import resolve_dataset_source
+    key = ("plan", cell.source, cell.test_source, ds.train_rows, cell.evaluation,
+           cell.n_folds, cell.seed)
+    return _remember(_DATA, key, lambda: plan_data(
+        cell.source, test=cell.test_source, train_rows=ds.train_rows,
+        evaluation=cell.evaluation, folds=max(cell.n_folds, 2), seed=cell.seed,
+        name=ds.name))
 
-            if ds.train_rows is not None:
-                whole = load_dataset(cell.source, split="all")
-                n = whole.n_instances
-                if ds.train_rows >= n:
-                    raise ValueError(f"dataset {ds.name!r}: train_rows={ds.train_rows} "
-                                     f"leaves no test rows ({n} rows)")
-                return (whole.subset(np.arange(ds.train_rows), name=f"{ds.name}-train"),
-                        whole.subset(np.arange(ds.train_rows, n), name=f"{ds.name}-test"))
-            train = load_dataset(cell.source, split="train")
-            if ds.test is not None:
-                test = load_dataset(resolve_dataset_source(ds.test, ()), split="test")
-            else:
-                test = load_dataset(cell.source, split="test")
-            if train.provenance.get("path") is not None and \
-                    train.provenance.get("path") == test.provenance.get("path"):
-                raise ValueError(f"dataset {ds.name!r} has no test part for a hold-out; "
-                                 f"use evaluation = \"cv\", test = ... or train_rows = N")
-            return train, align_test(train, test)
 
-        return _remember(_DATA, ("holdout", cell.source, ds.test, ds.train_rows), load_pair)
-    whole = _remember(_DATA, ("all", cell.source), lambda: load_dataset(cell.source,
-                                                                         split="all"))
-    fold_of = _remember(_FOLDS, (cell.source, cell.n_folds, cell.seed),
-                        lambda: iterative_stratification(whole.Y, cell.n_folds,
-                                                         seed=cell.seed))
-    j = cell.fold
-    train = whole.subset(np.flatnonzero(fold_of != j), name=f"{ds.name}[train {j}]")
-    test = whole.subset(np.flatnonzero(fold_of == j), name=f"{ds.name}[fold {j}]")
-    return train, test
+def cell_data(cell: Cell) -> tuple[Any, Any]:
+    """``(train, test)`` of a cell: its fold of the data plan (:func:`cell_plan`)."""
+    return cell_plan(cell).fold(cell.fold)
 
 
 def cell_validation(cell: Cell) -> Any:
     """The dataset's own ``validation`` split (for ``select.method = "split"``)."""
-    from mlw.io import load_dataset
-
     return _remember(_DATA, ("validation", cell.source),
                      lambda: load_dataset(cell.source, split="validation"))
 
@@ -232,10 +185,6 @@ def _staged(model: Any, test: Any, stages: Any, metrics: list[str] | None) -> li
     """The metrics after every stage the fitted model exposes: ``staged_models()``
     (each a fitted learner: every metric), else ``staged_predict(X[, stages])`` with
     ``staged_predict_proba`` alongside when it has one."""
-    from mlw.evaluation import evaluate
-    from mlw.model_selection import evaluate_fitted
-    from mlw.plugins import get_plugin_manager
-
     out: list[dict] = []
     if hasattr(model, "staged_models") and stages is True:
         for i, m in enumerate(model.staged_models(), start=1):
@@ -295,8 +244,6 @@ _VERSIONS: dict[str, str] = {}
 def _versions() -> dict[str, str]:
     """mlw's and every plugin distribution's version (read once per process)."""
     if not _VERSIONS:
-        from mlw.plugins import get_plugin_manager
-
         _VERSIONS.update(get_plugin_manager().versions())
     return _VERSIONS
 
@@ -305,15 +252,12 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     """Run one cell and return its record (never raises for a learner's failure: the
     record then has ``status="error"`` and the one-line ``error``; a rerun retries it).
 
-    The steps: the cell's train and test parts (:func:`cell_data`); the inner
-    selection when the learner has a grid (:func:`select_params`); the checks and
-    threshold routing of :func:`mlw.prepare_evaluation`; the one fit-and-score step
-    :func:`mlw.model_selection.fit_and_evaluate`; staged metrics when asked.
+    The steps: the cell's data plan and its fold (:func:`cell_plan`); the learner's
+    registration, looked up once; the inner selection when the learner has a grid
+    (:func:`mlw.selection.select_params`); the checks and threshold routing of
+    :func:`mlw.prepare_evaluation`; the fold run by :func:`mlw.evaluation.run_fold`,
+    the step ``mlw fit`` and :func:`mlw.cross_validate` run; staged metrics when asked.
     """
-    from mlw.experiments.config import build_learner
-    from mlw.experiments.selection import select_params
-    from mlw.model_selection import fit_and_evaluate, prepare_evaluation
-
     started = datetime.now(timezone.utc)
     cpu0 = time.process_time()
     wall0 = time.perf_counter()
@@ -328,7 +272,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "params": json.dumps(_jsonable(dict(cell.learner.params)), sort_keys=True),
         "resolved_params": None,
         "status": "ok", "error": None, "chosen_params": None, "selection": None,
-        "stages": None, "attributes": None, "decision": None, "n_train": None, "n_test": None,
+        "stages": None, "attributes": None, "decision": None, "reliability": None,
+        "n_train": None, "n_test": None,
         "n_features": None, "n_labels": None, "fit_seconds": None, "fit_cpu_seconds": None,
         "predict_seconds": None,
         "compile_seconds": None, "selection_seconds": None,
@@ -337,47 +282,56 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     }
     metrics: dict[str, float] = {}
     try:
-        train, test = cell_data(cell)
+        entry = cell.learner
+        data = cell_plan(cell)
+        train, test = data.fold(cell.fold)
         record.update(n_train=train.n_instances, n_test=test.n_instances,
                       n_features=train.n_features, n_labels=train.n_labels)
+        spec = get_plugin_manager().learner(entry.learner)  # the cell's one lookup
+
+        def build(point: Any = None) -> Any:
+            return entry_learner(entry, spec, cell.seed, point)
+
         chosen: dict[str, Any] = {}
         kept: dict[str, Any] = {}
-        if cell.learner.grid:
+        if entry.grid:
             t = time.perf_counter()
-            validation = cell_validation(cell) if cell.learner.select is not None and \
-                cell.learner.select.method == "split" else None
-            chosen, trail = select_params(cell.learner, train, cell.seed, validation, kept)
+            validation = cell_validation(cell) if entry.select is not None and \
+                entry.select.method == "split" else None
+            chosen, trail = select_params(entry, train, cell.seed, validation, kept,
+                                          build=build)
             record["selection_seconds"] = time.perf_counter() - t
             record["chosen_params"] = json.dumps(_jsonable(chosen), sort_keys=True)
             record["selection"] = json.dumps(_jsonable(trail))
-        learner = build_learner(cell.learner, cell.seed, chosen)
+        learner = build(chosen)
         record["resolved_params"] = resolved_params(learner)
-        setup = prepare_evaluation(learner, list(cell.metrics) if cell.metrics else None,
-                                   cell.learner.threshold)
+        plan = prepare_evaluation(learner, list(cell.metrics) if cell.metrics else None,
+                                  entry.threshold, data=data, decode=entry.decode)
+        plan.name = entry.learner
         if "model" in kept:  # a warm-started path: its chosen model, trained on train
-            from mlw.model_selection import _evaluate_fitted
-
             model = kept["model"]
-            values, predict_seconds, _ = _evaluate_fitted(model, test.X, test.Y,
-                                                          setup.metrics)
+            values, predict_seconds = evaluate_fitted(model, test.X, test.Y, plan.metrics,
+                                                      decoders=plan.decoders)
             metrics = dict(values)
-            record.update(decision=setup.decision, fit_seconds=kept["fit_seconds"],
+            record.update(decision=plan.decision, fit_seconds=kept["fit_seconds"],
                           fit_cpu_seconds=kept.get("fit_cpu_seconds"),
                           predict_seconds=predict_seconds,
                           compile_seconds=kept["compile_seconds"])
         else:
-            result, model = fit_and_evaluate(setup, train, test, fold=cell.fold)
+            result, model = run_fold(plan, cell.fold)
             metrics = dict(result.metrics)
-            record.update(decision=setup.decision, fit_seconds=result.fit_seconds,
+            record.update(decision=plan.decision, fit_seconds=result.fit_seconds,
                           fit_cpu_seconds=result.fit_cpu_seconds,
                           predict_seconds=result.predict_seconds,
                           compile_seconds=result.compile_seconds)
+            if result.reliability is not None:
+                record["reliability"] = json.dumps(np.asarray(result.reliability).tolist())
         if cell.learner.attributes:
             record["attributes"] = json.dumps(_jsonable(
                 {a: getattr(model, a, None) for a in cell.learner.attributes}),
                 sort_keys=True)
         if cell.learner.stages:
-            staged = _staged(model, test, cell.learner.stages, setup.metrics)
+            staged = _staged(model, test, cell.learner.stages, plan.metrics)
             record["stages"] = json.dumps(_jsonable(staged))
     except Exception as exc:  # a learner's failure is a result, not the end of the run
         record["status"] = "error"

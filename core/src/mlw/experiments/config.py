@@ -20,14 +20,30 @@ from typing import Any
 
 import tomllib
 
+from mlw.factory import build_learner
+from mlw.io.load import (
+    DATA_PATH_ENV,
+    DatasetNotFoundError,
+    data_path_candidates,
+    parse_generator_spec,
+    resolve_source,
+)
+from mlw.io.plan import DEFAULT_CV, DEFAULT_SEED
+from mlw.params import Spec
+from mlw.plan import prepare_evaluation, resolved_params
+from mlw.plugins import get_plugin_manager
+from mlw.registry import LearnerSpec
+from mlw.selection import grid_points
+from mlw.validation import require_text
+
 EVALUATIONS = ("cv", "holdout", "auto")
 SELECTION_METHODS = ("validation", "cv", "split")
 SELECTION_SEARCHES = ("grid", "ordered")
 
 _EXPERIMENT_KEYS = {"name", "description", "paper", "seed", "metrics", "threshold",
-                    "data_path", "evaluation", "folds", "datasets", "control"}
+                    "data_path", "evaluation", "folds", "datasets", "control", "decode"}
 _LEARNER_KEYS = {"learner", "params", "threshold", "grid", "select", "stages", "label",
-                 "metrics", "attributes"}
+                 "metrics", "attributes", "decode"}
 _DATASET_KEYS = {"name", "source", "evaluation", "folds", "test", "train_rows"}
 _SELECT_KEYS = {"metric", "method", "fraction", "folds", "seed", "search", "staged",
                 "warm_start"}
@@ -98,7 +114,10 @@ class LearnerEntry:
     ``staged_models()`` or ``staged_predict(X)``; a list: ``staged_predict(X, list)``,
     e.g. boosting rounds). ``attributes``: fitted attributes recorded with each cell
     (``["C_", "n_trees_"]``: what the learner chose for itself; null where the fitted
-    model lacks one)."""
+    model lacks one). ``decode``: the decoder per metric (``"f1"``, ``"matched"``, or a
+    table ``{f1_example = "f1", subset_accuracy = "subset"}``; see
+    :func:`mlw.decoders.routing.resolve_decoders`), ``None`` for the learner's own label
+    sets."""
 
     key: str
     learner: str
@@ -110,6 +129,7 @@ class LearnerEntry:
     label: str | None = None
     metrics: tuple[str, ...] | None = None  # instead of the experiment's
     attributes: tuple[str, ...] = ()  # recorded, not part of the cell id
+    decode: str | Mapping[str, str] | None = None
 
     @property
     def display(self) -> str:
@@ -127,7 +147,7 @@ class DatasetEntry:
     name: str
     source: str
     evaluation: str = "cv"
-    folds: int = 10
+    folds: int = DEFAULT_CV
     test: str | None = None
     train_rows: int | None = None
 
@@ -140,7 +160,7 @@ class Experiment:
     learners: tuple[LearnerEntry, ...]
     datasets: tuple[DatasetEntry, ...]
     metrics: tuple[str, ...] | None = None
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     description: str = ""
     paper: str = ""
     control: str | None = None
@@ -178,7 +198,7 @@ class Experiment:
                 known_ds = [d for d in self.datasets if d.name == name]
                 picked.append(known_ds[0] if known_ds else DatasetEntry(
                     name=_dataset_label(name), source=name, evaluation="cv",
-                    folds=folds or 10))
+                    folds=folds or DEFAULT_CV))
             out = replace(out, datasets=tuple(picked))
         if folds is not None:
             out = replace(out, datasets=tuple(replace(d, folds=folds) for d in out.datasets))
@@ -191,11 +211,12 @@ class Experiment:
             out = replace(out, seed=seed)
         return out
 
-    def check(self) -> None:
+    def check(self) -> dict[str, str | None]:
         """Every check that needs no fit: learners, parameters, grids, metrics and their
         needs, thresholds, datasets found. Raises ``ValueError`` (or
-        :class:`mlw.UnknownNameError`) with a one-line reason."""
-        check_experiment(self)
+        :class:`mlw.UnknownNameError`) with a one-line reason. Returns each learner's
+        resolved parameters by key (:func:`check_experiment`)."""
+        return check_experiment(self)
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -222,7 +243,7 @@ def _int(path: str | None, key: str, value: Any, low: int) -> int:
 def _dataset_label(source: str) -> str:
     """The name a dataset is reported under: a generator spec or bundled name as is, a
     path's file name without ``-train``/suffixes."""
-    if ":" in source and source.split(":", 1)[0].isidentifier():
+    if Spec.name_of(source) is not None:
         return source
     name = Path(source).name
     for suffix in (".bz2", ".gz", ".arff", ".csv", ".parquet", ".txt"):
@@ -232,20 +253,14 @@ def _dataset_label(source: str) -> str:
 
 def learner_from_spec(spec: str, *, key: str | None = None) -> LearnerEntry:
     """``"br"`` or ``"br:threshold=pcut,base_estimator=decision_tree"`` (a registered
-    learner and parameters typed by its defaults, as ``mlw fit --param``)."""
-    from mlw.params import parse_params, split_spec
-    from mlw.plugins import get_plugin_manager
-
-    name, _, rest = spec.partition(":")
-    name = name.strip()
-    if not name:
-        raise ValueError(f"learner spec {spec!r} has no learner name")
-    known = get_plugin_manager().learner(name).signature_params()
-    params = parse_params(f"learner {name!r}", known, split_spec(rest)) if rest else {}
+    learner and parameters typed by its defaults, as ``mlw fit --param``;
+    :meth:`mlw.params.Spec.parse`)."""
+    parsed = Spec.parse(spec, "learner")
+    params = parsed.params(get_plugin_manager().learner(parsed.name).signature_params())
     threshold = None
     if "threshold" in params and isinstance(params["threshold"], str):
         threshold = params.pop("threshold")
-    return LearnerEntry(key=key or spec.strip(), learner=name, params=params,
+    return LearnerEntry(key=key or spec.strip(), learner=parsed.name, params=params,
                         threshold=threshold)
 
 
@@ -296,8 +311,20 @@ def _none(value: Any) -> Any:
     return value
 
 
-def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
-             ) -> LearnerEntry:
+def _decode(path: str | None, where: str, value: Any) -> str | dict[str, str] | None:
+    """A ``decode`` entry: a decoder name (or ``"matched"``), or a table of metric =
+    decoder name."""
+    if value is None or isinstance(value, str):
+        return _none(value)
+    if isinstance(value, dict) and value and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return dict(value)
+    raise _fail(path, where, "expected a decoder name, \"matched\", or a table of "
+                             "metric = decoder name")
+
+
+def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None,
+             default_decode: Any = None) -> LearnerEntry:
     where = f"learners.{key}"
     if not isinstance(raw, dict):
         raise _fail(path, where, "expected a table ([learners.NAME] with learner = ...)")
@@ -355,13 +382,14 @@ def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
             isinstance(a, str) and a.isidentifier() for a in attributes):
         raise _fail(path, f"{where}.attributes", "expected a list of attribute names "
                                                  "such as [\"C_\"]")
+    decode = _decode(path, f"{where}.decode", raw.get("decode", default_decode))
     return LearnerEntry(key=key, learner=name,
                         params={k: _none(v) for k, v in params.items()}, threshold=threshold,
                         grid={k: [_none(x) for x in v] for k, v in grid.items()},
                         select=select,
                         stages=stages, label=label,
                         metrics=tuple(metrics) if metrics else None,
-                        attributes=tuple(attributes))
+                        attributes=tuple(attributes), decode=decode)
 
 
 def _dataset(path: str | None, index: int, raw: Any, evaluation: str, folds: int
@@ -406,7 +434,7 @@ def parse_config(data: Mapping[str, Any], *, path: str | None = None,
         raise _fail(path, "experiment", "expected a table [experiment]")
     _unknown_keys(path, "experiment", exp, _EXPERIMENT_KEYS)
     name = exp.get("name") or (Path(path).stem if path else "experiment")
-    seed = _int(path, "experiment.seed", exp.get("seed", 0), 0)
+    seed = _int(path, "experiment.seed", exp.get("seed", DEFAULT_SEED), 0)
     metrics = exp.get("metrics")
     if metrics is not None and (not isinstance(metrics, list) or not metrics or
                                 not all(isinstance(m, str) for m in metrics)):
@@ -415,7 +443,7 @@ def parse_config(data: Mapping[str, Any], *, path: str | None = None,
     if evaluation not in EVALUATIONS:
         raise _fail(path, "experiment.evaluation",
                     f"expected one of {', '.join(EVALUATIONS)}, got {evaluation!r}")
-    folds = _int(path, "experiment.folds", exp.get("folds", 10), 2)
+    folds = _int(path, "experiment.folds", exp.get("folds", DEFAULT_CV), 2)
     threshold = exp.get("threshold")
     if threshold is not None and not isinstance(threshold, str):
         raise _fail(path, "experiment.threshold", "expected a thresholding strategy name")
@@ -438,7 +466,9 @@ def parse_config(data: Mapping[str, Any], *, path: str | None = None,
     raw_learners = data.get("learners", {})
     if not isinstance(raw_learners, dict) or not raw_learners:
         raise _fail(path, "learners", "expected at least one [learners.NAME] table")
-    learners = tuple(_learner(path, k, v, threshold) for k, v in raw_learners.items())
+    decode = _decode(path, "experiment.decode", exp.get("decode"))
+    learners = tuple(_learner(path, k, v, threshold, decode)
+                     for k, v in raw_learners.items())
     control = exp.get("control")
     if control is not None and control not in raw_learners:
         raise _fail(path, "experiment.control", f"{control!r} is not a learner of this "
@@ -455,10 +485,13 @@ def parse_config(data: Mapping[str, Any], *, path: str | None = None,
 def load_config(path: str | os.PathLike[str]) -> Experiment:
     """Read and parse an experiment config (TOML); see ``docs/guide/bench-and-report.md``.
     Raises :class:`ConfigError` (a ``ValueError``) naming the file and key."""
-    p = Path(path)
-    if not str(path).strip():
-        raise ValueError("the config path is empty")
+    p = Path(require_text(str(path), "the config path"))
     if not p.is_file():
+        from mlw.files import not_a_file
+
+        what = not_a_file(p)
+        if what is not None:
+            raise ValueError(f"config {p} {what}; give a TOML file")
         raise FileNotFoundError(f"config {p}: no such file")
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
@@ -468,8 +501,8 @@ def load_config(path: str | os.PathLike[str]) -> Experiment:
 
 
 def experiment_from_options(*, learners: Sequence[str], datasets: Sequence[str],
-                            folds: int = 10, metrics: Sequence[str] | None = None,
-                            seed: int = 0, name: str = "bench") -> Experiment:
+                            folds: int = DEFAULT_CV, metrics: Sequence[str] | None = None,
+                            seed: int = DEFAULT_SEED, name: str = "bench") -> Experiment:
     """The experiment of ``mlw bench --learners ... --datasets ...`` without a config:
     every learner spec (``name`` or ``name:key=value,...``) on every dataset by
     ``folds``-fold CV over all its rows."""
@@ -496,9 +529,7 @@ def resolve_dataset_source(source: str, data_path: Sequence[str]) -> str:
     """The source to load: ``$MLW_DATA_PATH`` folders first, then the config's
     ``data_path`` folders (``DIR/NAME`` with ``NAME-train.arff``/``NAME.arff``), then
     ``source`` as given (a bundled name, a path, a generator spec)."""
-    from mlw.io.load import DATA_PATH_ENV, _candidates
-
-    if ":" in source and source.split(":", 1)[0].isidentifier() and not Path(source).exists():
+    if Spec.name_of(source) is not None:
         return source
     if Path(source).expanduser().exists() or os.sep in source or "/" in source:
         return source
@@ -506,7 +537,8 @@ def resolve_dataset_source(source: str, data_path: Sequence[str]) -> str:
     folders += list(data_path)
     for folder in folders:
         candidate = str(Path(folder).expanduser() / source)
-        if any(c.is_file() for split in ("train", "test") for c in _candidates(candidate, split)):
+        if any(c.is_file() for split in ("train", "test")
+               for c in data_path_candidates(candidate, split)):
             return candidate
     return source
 
@@ -514,8 +546,6 @@ def resolve_dataset_source(source: str, data_path: Sequence[str]) -> str:
 def check_dataset(entry: DatasetEntry, data_path: Sequence[str]) -> str:
     """The resolved source of ``entry``; raises :class:`mlw.DatasetNotFoundError` when
     nothing answers to it (without loading it)."""
-    from mlw.io.load import DatasetNotFoundError, parse_generator_spec, resolve_source
-
     source = resolve_dataset_source(entry.source, data_path)
     if parse_generator_spec(source) is not None:
         return source
@@ -531,28 +561,27 @@ def check_dataset(entry: DatasetEntry, data_path: Sequence[str]) -> str:
     return source
 
 
-def build_learner(entry: LearnerEntry, seed: int, overrides: Mapping[str, Any] | None = None
-                  ) -> Any:
-    """The unfitted learner of ``entry`` (``params`` and ``overrides``, seeded)."""
-    from mlw.api import get_learner
-
-    params = {**entry.params, **(overrides or {})}
-    return get_learner(entry.learner, seed=seed, **params)
+def entry_learner(entry: LearnerEntry, spec: LearnerSpec, seed: int,
+                  point: Mapping[str, Any] | None = None) -> Any:
+    """The unfitted learner of ``entry`` (its ``params`` and a grid ``point``, seeded),
+    built from its registration ``spec`` (:func:`mlw.factory.build_learner`)."""
+    return build_learner(spec, seed=seed, params={**entry.params, **(point or {})})
 
 
-def check_experiment(experiment: Experiment) -> None:
-    from mlw.model_selection import prepare_evaluation
-    from mlw.plugins import get_plugin_manager
-
+def check_experiment(experiment: Experiment) -> dict[str, str | None]:
+    """Every check of :meth:`Experiment.check`, each learner looked up once; returns
+    each learner's resolved parameters (:func:`mlw.plan.resolved_params`) by key."""
     pm = get_plugin_manager()
     keys = [e.key for e in experiment.learners]
     if len(set(keys)) != len(keys):
         raise ValueError(f"learner {next(k for k in keys if keys.count(k) > 1)!r} is listed "
                          f"twice")
+    resolved: dict[str, str | None] = {}
     for entry in experiment.learners:
         chosen = entry.metrics or experiment.metrics
         metrics = list(chosen) if chosen else None
-        known = pm.learner(entry.learner).signature_params()
+        spec = pm.learner(entry.learner)
+        known = spec.signature_params()
         for group, names in (("params", entry.params), ("grid", entry.grid)):
             unknown = sorted(set(names) - set(known))
             if unknown:
@@ -560,14 +589,13 @@ def check_experiment(experiment: Experiment) -> None:
                                  f"{unknown[0]!r}, which it does not take (parameters: "
                                  f"{', '.join(known)})")
         # every grid point is built (a bad value fails here, not after hours)
-        from mlw.experiments.selection import grid_points
-
         for point in grid_points(entry.grid) or [{}]:
-            learner = build_learner(entry, experiment.seed, point)
-            prepare_evaluation(learner, metrics, entry.threshold)
+            prepare_evaluation(entry_learner(entry, spec, experiment.seed, point), metrics,
+                               entry.threshold, decode=entry.decode)
+        learner = entry_learner(entry, spec, experiment.seed)
         if entry.select is not None:
-            prepare_evaluation(build_learner(entry, experiment.seed), [entry.select.metric],
-                               entry.threshold)
+            prepare_evaluation(learner, [entry.select.metric], entry.threshold)
+        resolved[entry.key] = resolved_params(learner)
     for ds in experiment.datasets:
         check_dataset(ds, experiment.data_path)
     if experiment.only_folds is not None:
@@ -575,3 +603,4 @@ def check_experiment(experiment: Experiment) -> None:
         bad = [f for f in experiment.only_folds if f < 0 or f >= most]
         if bad:
             raise ValueError(f"fold {bad[0]} does not exist (folds are 0..{most - 1})")
+    return resolved

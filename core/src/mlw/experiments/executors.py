@@ -140,7 +140,16 @@ def run_local_pool(cells: Sequence[Cell], jobs: int, started: Started,
         while queue or busy:
             while queue and idle:
                 worker, cell = idle.pop(), queue.popleft()
-                worker.submit(run_cell, cell)
+                try:
+                    worker.submit(run_cell, cell)
+                except (RuntimeError, OSError) as exc:  # its supervisor was killed
+                    started(cell)
+                    finished(cell, _died_record(cell, f"WorkerLost: {exc}"))
+                    worker.close(kill=True)
+                    if not idle and not busy:
+                        raise RuntimeError("every worker process of the run was killed "
+                                           "from outside") from None
+                    continue
                 busy[worker.connection] = (worker, cell)
                 started(cell)
             for conn in wait(list(busy)):
@@ -193,6 +202,9 @@ def run_cell_contained(cell: Cell) -> dict[str, Any]:
     connections a forked copy must not share)."""
     with _dask_lock:
         worker = _dask_workers.pop() if _dask_workers else None
+    if worker is not None and not worker.alive:  # its supervisor was killed (from outside)
+        worker.close(kill=True)
+        worker = None
     if worker is None:
         threads = int(os.environ.get("OMP_NUM_THREADS") or 1)
         worker = Worker(_worker_init, (threads,), start="exec")
@@ -215,11 +227,11 @@ _DASK_CHECK_SECONDS = 5.0
 def _dask_silence(client: Any) -> str | None:
     """Why the cluster cannot run a cell now (no worker, no answer), or ``None``."""
     try:
-        identity = client.sync(client.scheduler.identity, n_workers=-1,
+        identity = client.sync(client.scheduler.identity,
                                callback_timeout=_DASK_CHECK_SECONDS)
     except Exception as exc:  # noqa: BLE001 - any failure to answer is silence
         return f"the scheduler did not answer ({type(exc).__name__})"
-    if not identity.get("workers"):
+    if not identity.get("n_workers", len(identity.get("workers") or ())):
         return "the scheduler has no worker"
     return None
 

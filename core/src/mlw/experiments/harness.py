@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from mlw.experiments.cells import Cell, entry_params, enumerate_cells, params_changed
+from mlw.experiments.cells import Cell, enumerate_cells, params_changed
 from mlw.experiments.config import Experiment
-from mlw.experiments.executors import execute
+from mlw.experiments.executors import execute, start_local_pool
 from mlw.experiments.store import ResultStore
 
 
@@ -54,8 +54,6 @@ def _local_pool(executor: str, jobs: int, scheduler: str | None) -> Iterator[Any
             not isinstance(jobs, int) or jobs < 1:
         yield None
         return
-    from mlw.experiments.executors import start_local_pool
-
     pool = start_local_pool(jobs)
     ok = False
     try:
@@ -79,11 +77,12 @@ def run_experiment(experiment: Experiment, out: str | os.PathLike[str], *,
     (:func:`mlw.experiments.cells.params_changed`) runs again; its new record replaces
     the old.
 
-    Everything is checked before the first fit (:meth:`Experiment.check`). A cell that
+    Everything is checked before the first fit (:meth:`Experiment.check`, each learner
+    looked up once; then every cell looks its learner up once where it runs). A cell that
     fails is recorded with its error and tried again by the next run; ``Ctrl-C`` stops
     the run (``KeyboardInterrupt`` propagates) after the finished cells are stored.
     """
-    experiment.check()
+    now = experiment.check()  # each learner's resolved parameters, by key
     cells = enumerate_cells(experiment)
     store = ResultStore(out)
     if experiment.path is not None and Path(experiment.path).resolve() == \
@@ -97,7 +96,6 @@ def run_experiment(experiment: Experiment, out: str | os.PathLike[str], *,
 
         store.clean_temporary()
         done = store.done()
-        now = {e.key: entry_params(e, experiment.seed) for e in experiment.learners}
         todo = [c for c in cells if c.cell_id not in done or
                 params_changed(c.learner, done[c.cell_id], now[c.learner.key])]
         stale = sum(c.cell_id in done for c in todo)

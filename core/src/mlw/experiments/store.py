@@ -43,7 +43,8 @@ SCHEMA: dict[str, str] = {
     "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str",
     "params": "str", "resolved_params": "str",
     "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
-    "stages": "str", "attributes": "str", "decision": "str", "n_train": "int", "n_test": "int",
+    "stages": "str", "attributes": "str", "decision": "str", "reliability": "str",
+    "n_train": "int", "n_test": "int",
     "n_features": "int", "n_labels": "int", "fit_seconds": "float",
     "fit_cpu_seconds": "float",
     "predict_seconds": "float", "compile_seconds": "float", "selection_seconds": "float",
@@ -169,7 +170,7 @@ class ResultStore:
         from mlw.io.tabular import read_parquet_frame
 
         try:
-            return read_parquet_frame(self.path)
+            return read_parquet_frame(self.path, survive_abort=False)
         except (ValueError, OSError) as exc:  # DataFormatError is a ValueError
             raise ValueError(f"{self.path} is not a readable Parquet file ({exc}); it is "
                              f"left as it is: move it away to start anew") from None
@@ -180,7 +181,7 @@ class ResultStore:
         frames, used = [], []
         for p in parts:
             try:
-                frames.append(read_parquet_frame(p))
+                frames.append(read_parquet_frame(p, survive_abort=False))
                 used.append(p)
             except (ValueError, OSError) as exc:  # pragma: no cover (atomic writes)
                 warnings.warn(f"skipping unreadable result part {p} ({exc})", stacklevel=2)
@@ -235,10 +236,13 @@ def dedupe(df: Any) -> Any:
 def read_results(path: str | os.PathLike[str]) -> Any:
     """Every record of a results file written by ``mlw bench`` (including the parts of
     an interrupted run) as a polars DataFrame, one row per cell."""
+    from mlw.files import not_a_file
+
     p = Path(path)
-    store = ResultStore(p) if not p.is_dir() else None
-    if store is None:
-        raise ValueError(f"{p} is a folder; give the results file")
+    what = not_a_file(p)
+    if what is not None:  # a FIFO would be read for ever
+        raise ValueError(f"{p} {what}; give the results file")
+    store = ResultStore(p)
     if not p.exists() and not store.parts.is_dir():
         raise FileNotFoundError(f"{p}: no such results file")
     return store.read()

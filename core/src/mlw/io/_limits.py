@@ -13,7 +13,9 @@ limit                   what it bounds                              default
 ======================  ==========================================  =====================
 ``max_memory``          bytes one load may hold: the decompressed   75% of the physical
                         text, the parser's arrays and a dense         memory (8 GiB when
-                        ``X``/``Y``, estimated before allocating      unknown)
+                        ``X``/``Y``, estimated before allocating      unknown), or of the
+                                                                    address space left
+                                                                    under ``ulimit -v``
 ``max_ratio``           decompressed / compressed size of a         200
                         ``.gz``/``.bz2``/``.xz`` file, once more
                         than 64 MiB came out (real datasets: 3-150)
@@ -125,9 +127,33 @@ def _human(n: float) -> str:
 human_bytes = _human
 
 
+def _address_space_left() -> int | None:
+    """Bytes of address space this process may still map under ``ulimit -v``
+    (``RLIMIT_AS``), or ``None`` without such a limit."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return None
+    used = 0
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    used = int(line.split()[1]) * 1024
+                    break
+    return max(soft - used, 0)
+
+
 def _defaults() -> LoadLimits:
     phys = _physical_memory()
     memory = int(phys * 0.75) if phys > 0 else 8 << 30
+    left = _address_space_left()
+    if left is not None:  # a process under `ulimit -v`: what it can still map
+        memory = max(min(memory, int(left * 0.75)), 1 << 20)
     values: dict[str, Any] = {"max_memory": memory, "max_ratio": 200.0,
                               "max_columns": 10_000_000, "max_onehot": 10_000}
     for field, var in ENV.items():

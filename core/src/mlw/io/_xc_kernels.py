@@ -1,5 +1,7 @@
-"""Numba kernels of the XC loader (:mod:`mlw.io.xc`): counting and filling CSR arrays from
-chunks of whole lines of the Extreme Classification Repository text format."""
+"""Numba kernels of the XC and svmlight loaders (:mod:`mlw.io.xc`, :mod:`mlw.io.svmlight`):
+counting and filling CSR arrays from chunks of whole lines of the Extreme
+Classification Repository text format, whose rows are svmlight's multi-label rows
+(``l1,l2 f:v f:v``); svmlight adds ``#`` comments and skips blank lines."""
 
 from __future__ import annotations
 
@@ -58,10 +60,12 @@ def xc_count(buf):
 
 @kernel
 def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx, x_val,
-            y_indptr, y_idx, err):
+            y_indptr, y_idx, err, svmlight=False):
     """Parse whole XC lines of ``buf`` into the CSR arrays from row ``row0`` on.
 
-    Blank lines after the last declared row are ignored. Returns ``(rows, px, py,
+    Blank lines after the last declared row are ignored. With ``svmlight``, a ``#``
+    starts a comment that runs to the end of the line, and lines blank without their
+    comment are skipped (they are no instance). Returns ``(rows, px, py,
     n_fb)``; the ``n_fb`` numbers needing Python's ``float`` are marked by a negative
     feature index ``-(f + 1)`` with their byte offset in ``buf`` as the value, for the
     wrapper to fix, so no extra array is needed. On malformed input
@@ -78,6 +82,11 @@ def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx
         while eol < n and buf[eol] != 10:
             eol += 1
         le = eol
+        if svmlight:
+            for q in range(pos, eol):
+                if buf[q] == 35:
+                    le = q
+                    break
         while le > pos and _is_ws(buf[le - 1]):
             le -= 1
         blank = True
@@ -85,6 +94,10 @@ def xc_fill(buf, first_line, n_features, n_labels, row0, px, py, x_indptr, x_idx
             if not _is_ws(buf[q]):
                 blank = False
                 break
+        if svmlight and blank:
+            pos = eol + 1
+            line += 1
+            continue
         if row >= n_rows_max and not blank:
             _fail(err, ERR_ROW_COUNT, line, pos, le, n_rows_max)
             return row, px, py, n_fb

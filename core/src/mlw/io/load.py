@@ -8,11 +8,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mlw._guard import plugin_call
 from mlw.dataset import Dataset
+from mlw.files import not_a_file
 from mlw.io._common import read_head, strip_compression
 from mlw.io._limits import memory_guard
 from mlw.io.bundled import BUNDLED, bundled_path
+from mlw.params import Spec
+from mlw.plugins import get_plugin_manager
 from mlw.registry import LoaderSpec
+from mlw.validation import require_text
 
 #: Colon-separated folders searched for ``NAME-<split>.arff`` / ``NAME.arff`` when a
 #: source is neither a bundled name nor an existing path.
@@ -26,7 +31,9 @@ class DatasetNotFoundError(FileNotFoundError):
     ``NAME-<split>.arff`` nor in ``$MLW_DATA_PATH``, not a generator spec."""
 
 
-def _candidates(source: str, split: str) -> list[Path]:
+def data_path_candidates(source: str, split: str) -> list[Path]:
+    """The files a name stands for, in the order tried: ``NAME-<split>`` and ``NAME``
+    with each ARFF suffix, beside it and (for a bare name) in ``$MLW_DATA_PATH``."""
     base = Path(source).expanduser()
     stems = [f"{base}-{split}", str(base)]
     out = [Path(s + suf) for s in stems for suf in _SEARCH_SUFFIXES]
@@ -48,9 +55,10 @@ def resolve_source(source: str | Path, split: str = "train") -> tuple[Path, dict
     path = Path(source).expanduser()
     if path.is_file():
         return path, {}
-    if path.is_dir():
-        raise ValueError(f"{path} is a folder; give a data file")
-    for c in _candidates(str(source), split):
+    what = not_a_file(path)
+    if what is not None:
+        raise ValueError(f"{path} {what}; give a data file")
+    for c in data_path_candidates(str(source), split):
         if c.is_file():
             return c, {}
     known = ", ".join(sorted(BUNDLED))
@@ -61,8 +69,6 @@ def resolve_source(source: str | Path, split: str = "train") -> tuple[Path, dict
 
 def choose_loader(path: Path, format: str | None = None) -> LoaderSpec:
     """The loader for ``path``: by ``format``, then suffix, then sniffing."""
-    from mlw.plugins import get_plugin_manager
-
     pm = get_plugin_manager()
     if format is not None:
         return pm.loader(format)
@@ -110,31 +116,43 @@ def parse_generator_spec(source: str) -> tuple[str, dict[str, Any]] | None:
     """``"NAME:key=value,key=value"`` -> ``(NAME, params)`` when ``NAME`` is a registered
     generator (values typed by the generator's defaults, see :mod:`mlw.params`), else
     ``None``. ``seed=S`` among the params seeds the generator (default 0)."""
-    from mlw.params import parse_params, split_spec
-    from mlw.plugins import get_plugin_manager
-
-    name, colon, rest = source.partition(":")
-    if not colon or Path(source).exists():
+    name = Spec.name_of(source)
+    if name is None:
         return None
     generators = get_plugin_manager().generators()
     if name not in generators:
         return None
-    spec = generators[name]
-    known = {"seed": 0, **spec.signature_params()}
-    return name, parse_params(f"generator {name!r}", known, split_spec(rest))
+    spec = Spec.parse(source, "generator")
+    return name, spec.params({"seed": 0, **generators[name].signature_params()})
+
+
+def has_test_split(source: str | Path) -> bool:
+    """Whether ``source`` has a test part apart from its training part: a generator
+    whose datasets include a ``test`` split, or a name (bundled, ``DIR/NAME``, in
+    ``$MLW_DATA_PATH``) whose train and test splits are different files. A file given
+    by its path has none (its one file answers for both splits). The one rule for
+    "does this source have a test split" (``mlw fit``, ``mlw bench``, ``split="all"``).
+    """
+    if isinstance(source, str):
+        generated = parse_generator_spec(source)
+        if generated is not None:
+            out = _generated(*generated)
+            return not isinstance(out, Dataset) and "test" in out
+    try:
+        train, _ = resolve_source(source, "train")
+        test, _ = resolve_source(source, "test")
+    except DatasetNotFoundError:
+        return False
+    return train.resolve() != test.resolve()
 
 
 def _generated(name: str, params: dict[str, Any]) -> Any:
-    from mlw.plugins import get_plugin_manager
-
     key = f"{name}:{sorted(params.items())!r}"
     if key not in _GENERATED:
         if len(_GENERATED) >= _GENERATED_KEEP:
             _GENERATED.pop(next(iter(_GENERATED)))
         options = dict(params)
         seed = options.pop("seed", 0)
-        from mlw._guard import plugin_call
-
         with plugin_call("generator", name, "generate"):
             _GENERATED[key] = get_plugin_manager().generator(name).load()(seed=seed,
                                                                             **options)
@@ -214,8 +232,8 @@ def load_dataset(source: str | Path, *, split: str = "train", format: str | None
     >>> mlw.load_dataset("emotions", split="test").n_instances
     202
     """
-    if isinstance(source, str) and not source.strip():
-        raise ValueError("the dataset name or path is empty")
+    if isinstance(source, str):
+        require_text(source, "the dataset name or path")
     if isinstance(source, str):
         generated = parse_generator_spec(source)
         if generated is not None:
@@ -233,8 +251,6 @@ def load_dataset(source: str | Path, *, split: str = "train", format: str | None
             kwargs[key] = value
     kwargs.update(options)
     _check_options(spec, kwargs)
-    from mlw._guard import plugin_call
-
     # a plugin's loader too: MemoryError -> LimitError (exit 2); its own bug -> PluginError
     with memory_guard(path), plugin_call("loader", spec.name, "load"):
         return spec.load(path, **kwargs)
@@ -242,14 +258,10 @@ def load_dataset(source: str | Path, *, split: str = "train", format: str | None
 
 def _load_all(source: str | Path, **kwargs: Any) -> Dataset:
     """Every row a source has: its train and test splits joined (train rows first) when
-    it has both, else the one file."""
+    it has both (:func:`has_test_split`), else the one file."""
     train = load_dataset(source, split="train", **kwargs)
-    try:
-        test = load_dataset(source, split="test", **kwargs)
-    except DatasetNotFoundError:
+    if not has_test_split(source):
         return train
-    path = train.provenance.get("path")
-    if path is not None and path == test.provenance.get("path"):
-        return train  # one file answered for both splits
+    test = load_dataset(source, split="test", **kwargs)
     name = Path(str(source)).name if not isinstance(source, str) or "/" in source else source
     return Dataset.concat([train, test], name=name)

@@ -15,7 +15,8 @@ feature:
   in sorted order), three or more -> one-hot ``name=value`` columns, identifier-like
   ones (more than 20 distinct values and more than half the rows) dropped with a
   warning; null -> NaN;
-* other types (dates, lists, ...) are dropped with a warning.
+* other types (dates, binary, nested columns: lists, structs, arrays) are dropped with
+  a warning naming the column and its type.
 
 Labels must be 0/1 (or boolean) without nulls; the error names the column and the
 line (CSV: data row + 1 for the header). X and Y are dense.
@@ -27,7 +28,6 @@ import contextlib
 import os
 import re
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -118,6 +118,12 @@ def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = No
             continue
         s = df.get_column(col)
         width = 1
+        strs = None
+        if not _readable_type(s.dtype):
+            kind = "nested column type" if s.dtype.is_nested() else "column type"
+            dropped.append({"attribute": col, "reason": f"unsupported {kind} {s.dtype}"})
+            schema.append({"name": col, "encoding": "dropped"})
+            continue
         if s.dtype in (pl.Utf8, pl.Categorical) or isinstance(s.dtype, pl.Enum):
             strs = s.cast(pl.Utf8)
             if col not in categorical_set:
@@ -142,7 +148,7 @@ def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = No
                                       f"column {col!r}, {where}: {values_f[row]} is not a "
                                       f"finite number (too large for a float64, or 'inf')")
             add(values_f.reshape(-1, 1), [col], {"name": col, "encoding": "numeric"})
-        elif strs is not None:
+        else:  # text
             missing = strs.is_null().to_numpy()
             if drop_identifiers and len(values) > IDENTIFIER_MIN_VALUES and len(values) > n / 2:
                 n_cols -= width
@@ -172,10 +178,6 @@ def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = No
                 add(block, [f"{col}={v}" for v in values],
                     {"name": col, "encoding": "onehot", "values": values})
                 one_hot.append(col)
-        else:
-            n_cols -= width
-            dropped.append({"attribute": col, "reason": f"unsupported column type {s.dtype}"})
-            schema.append({"name": col, "encoding": "dropped"})
     X = np.hstack(blocks) if blocks else np.zeros((n, 0), dtype=np.float64)
     warn = [f"dropped column {d['attribute']!r}: {d['reason']}" for d in dropped]
     for w in warn:
@@ -185,6 +187,15 @@ def frame_to_dataset(df: Any, path: Path, *, fmt: str, n_labels: int | None = No
                   "one_hot": one_hot, "missing_values": int(np.isnan(X).sum()),
                   "warnings": warn, "schema": schema}
     return Dataset(X, Y, feature_names, labels, name or base_name(path), provenance)
+
+
+def _readable_type(dtype: Any) -> bool:
+    """Numbers, booleans, text, categories and all-null columns become features; any
+    other type (lists, structs, arrays, dates, binary) is dropped with a warning."""
+    import polars as pl
+
+    return dtype == pl.Null or dtype == pl.Boolean or dtype.is_numeric() or \
+        dtype in (pl.Utf8, pl.Categorical) or isinstance(dtype, pl.Enum)
 
 
 #: Texts read as a missing value in a column whose other values are numbers.
@@ -222,13 +233,20 @@ _PANIC_LINE = re.compile(rb"^\n?thread '[^'\n]*'(?: \(\d+\))? panicked at ", re.
 
 
 @contextlib.contextmanager
-def rust_panic_text_dropped() -> Iterator[None]:
-    """Run a polars call with fd 2 in a temporary file, then write back what it held
-    up to the first Rust panic message. A panic inside polars is raised in Python as a
-    ``PanicException`` (which we turn into a one-line error), but Rust's panic hook has
-    already written the message, and with ``RUST_BACKTRACE=1`` a whole backtrace, to fd
-    2 (not through ``sys.stderr``): without this, bad input gets many lines on stderr.
-    Anything else written meanwhile (warnings, other threads) is kept."""
+def rust_panic_text_dropped(*, survive_abort: bool = True) -> Iterator[None]:
+    """Run a polars call with fd 2 filtered: what arrives is passed on to the real
+    stderr up to the first Rust panic message. A panic inside polars is raised in
+    Python as a ``PanicException`` (which we turn into a one-line error), but Rust's
+    panic hook has already written the message, and with ``RUST_BACKTRACE=1`` a whole
+    backtrace, to fd 2 (not through ``sys.stderr``): without this, bad input gets many
+    lines on stderr. Anything else written meanwhile (warnings, other threads) is kept.
+
+    With ``survive_abort`` (for users' files), fd 2 is a pipe to a small forked
+    forwarding process, so what native code writes just before it aborts the process
+    (``memory allocation of N bytes failed``) still reaches stderr: the forwarder
+    outlives it. Without it (files mlw wrote itself, read often: a results store's
+    parts), fd 2 is a temporary file, filtered when the call returns (a fork costs a
+    few milliseconds per call)."""
     with contextlib.suppress(AttributeError, ValueError, OSError):
         sys.stderr.flush()
     try:
@@ -236,22 +254,83 @@ def rust_panic_text_dropped() -> Iterator[None]:
     except OSError:           # no fd 2 (a daemon): nothing to protect
         yield
         return
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
+    pid = None
+    try:
+        if survive_abort:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+        else:
+            import tempfile
+
+            write_end = os.dup((tmp := tempfile.TemporaryFile()).fileno())
+            tmp.close()
+            read_end = os.dup(write_end)
+    except OSError:  # pragma: no cover - out of processes or files: leave fd 2 alone
+        os.close(saved)
+        yield
+        return
+    if pid == 0:  # the forwarder: only system calls, then _exit
+        code = 0
         try:
-            yield
+            os.close(write_end)
+            _forward(read_end, saved)
+        except BaseException:  # noqa: BLE001 - nothing may escape a forked child
+            code = 1
         finally:
-            with contextlib.suppress(AttributeError, ValueError, OSError):
-                sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            text = tmp.read()
-            panic = _PANIC_LINE.search(text)
-            kept = text[:panic.start()] if panic else text
-            if kept:
-                with contextlib.suppress(OSError):
-                    os.write(2, kept)
+            os._exit(code)
+    if pid is not None:
+        os.close(read_end)
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            sys.stderr.flush()
+        os.dup2(saved, 2)  # with a pipe, its last writer is gone: the forwarder ends
+        if pid is not None:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+        else:
+            with contextlib.suppress(OSError):
+                os.lseek(read_end, 0, os.SEEK_SET)
+                _forward(read_end, 2)
+            os.close(read_end)
+        os.close(saved)
+
+
+#: What the forwarder keeps of a panic-free stream (a runaway writer cannot fill memory).
+_FORWARD_MAX = 1 << 20
+
+
+def _forward(read_end: int, out: int) -> None:
+    """Copy ``read_end`` to ``out`` until end of input or a Rust panic message; what
+    follows a panic is read and dropped. Lines are passed on as they complete, so a
+    line written just before the writer dies is never lost."""
+    pending = b""
+    dropping = False
+    while True:
+        chunk = os.read(read_end, 65536)
+        if not chunk:
+            break
+        if dropping:
+            continue
+        pending += chunk
+        panic = _PANIC_LINE.search(pending)
+        if panic:
+            if panic.start():
+                os.write(out, pending[:panic.start()])
+            pending, dropping = b"", True
+            continue
+        cut = pending.rfind(b"\n") + 1  # a panic line starts after a newline
+        if cut:
+            os.write(out, pending[:cut])
+            pending = pending[cut:]
+        if len(pending) > _FORWARD_MAX:
+            os.write(out, pending)
+            pending = b""
+    if pending and not dropping:
+        os.write(out, pending)
 
 
 def _polars_failures() -> tuple[type[BaseException], ...]:
@@ -283,6 +362,7 @@ def load_csv(path: str | Path, *, n_labels: int | None = None,
         separator = "\t" if path.name.lower().split(".")[1:2] == ["tsv"] else ","
     if not isinstance(separator, str) or len(separator.encode("utf-8")) != 1:
         raise ValueError(f"separator must be a single one-byte character, got {separator!r}")
+    _check_header(path, raw, separator)
     try:
         with rust_panic_text_dropped():
             df = pl.read_csv(raw, separator=separator, infer_schema_length=None)
@@ -293,12 +373,29 @@ def load_csv(path: str | Path, *, n_labels: int | None = None,
                             categorical=categorical)
 
 
+#: Memory polars' CSV reader takes per column of the header, whatever the rows (about
+#: 0.9 KiB measured on a one-row file of a million columns).
+CSV_BYTES_PER_COLUMN = 1024
+
+
+def _check_header(path: Path, raw: bytes, separator: str) -> None:
+    """Refuse a header with more columns than the limits allow before polars sees it:
+    polars cannot fail an allocation gracefully (it aborts the process)."""
+    end = raw.find(b"\n")
+    header = raw if end < 0 else raw[:end]
+    n = header.count(separator.encode("utf-8")) + 1  # quoted separators: an upper bound
+    check_columns(path, n, "columns in the header", line=1)
+    check_memory(path, CSV_BYTES_PER_COLUMN * float(n),
+                 f"parsing a header of {n:,} columns")
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def read_parquet_frame(path: str | Path, *, columns_only: bool = False) -> Any:
+def read_parquet_frame(path: str | Path, *, columns_only: bool = False,
+                       survive_abort: bool = True) -> Any:
     """The one way the core reads a Parquet file through polars: its declared counts
     and sizes checked first (:func:`~mlw.io._parquet_pages.check_parquet`: polars
     trusts them, and a corrupt one can make it abort the process), the name read as a
@@ -307,13 +404,14 @@ def read_parquet_frame(path: str | Path, *, columns_only: bool = False) -> Any:
     counts come from the metadata), and Rust's panic text dropped. Returns the
     ``polars.DataFrame``, or only its column names with ``columns_only``; raises
     :class:`DataFormatError` (one line) for anything polars cannot read, and
-    ``FileNotFoundError`` / ``PermissionError`` as they are."""
+    ``FileNotFoundError`` / ``PermissionError`` as they are. ``survive_abort``: see
+    :func:`rust_panic_text_dropped`."""
     import polars as pl
 
     path = Path(path)
     check_parquet(path)
     try:
-        with rust_panic_text_dropped():
+        with rust_panic_text_dropped(survive_abort=survive_abort):
             lazy = pl.scan_parquet(path, glob=False)
             names = list(lazy.collect_schema())
             if columns_only:

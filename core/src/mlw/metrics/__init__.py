@@ -24,10 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from mlw.metrics import at_k as _ak
+from mlw.metrics import calibration as _ca
 from mlw.metrics import label_set as _ls
 from mlw.metrics import probabilistic as _pr
 from mlw.metrics import ranking as _rk
 from mlw.metrics import scores as _sc
+from mlw.metrics.at_k import TopK, inverse_propensity, top_k
 from mlw.metrics.context import EvalContext
 from mlw.registry import MetricSpec
 
@@ -43,6 +46,9 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
                "mean over instances of |T & P| / |P|"),
     MetricSpec("recall_example", _ls.recall_example, True, "labels",
                "mean over instances of |T & P| / |T|"),
+    MetricSpec("fnr_example", _ls.fnr_example, False, "labels",
+               "mean over instances of |T - P| / |T| (0 when T is empty): the false-"
+               "negative rate conformal recall control bounds; recall = 1 - it"),
     MetricSpec("f1_example", _ls.f1_example, True, "labels",
                "mean over instances of 2|T & P| / (|T| + |P|)"),
     MetricSpec("f1_micro", _ls.f1_micro, True, "labels",
@@ -84,10 +90,15 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
                "average precision of all instance-label pairs pooled"),
     MetricSpec("average_precision_macro", _sc.average_precision_macro, True, "scores",
                "mean over labels of each label's average precision (MAP)"),
+    MetricSpec("ece_pooled", _ca.ece_pooled, False, "scores",
+               "expected calibration error of the marginal scores, all instance-label "
+               "pairs in 10 equal-width bins"),
+    MetricSpec("ece_macro", _ca.ece_macro, False, "scores",
+               "mean over labels of each label's expected calibration error (10 bins)"),
     MetricSpec("empty_prediction_rate", _ls.empty_prediction_rate, False, "labels",
                "fraction of instances predicted with the empty label set (compare with "
                "the true rate)"),
-)
+) + _ak.at_k_specs()
 
 
 # -- plain functions: the same compute through a one-off EvalContext --------------------
@@ -239,7 +250,49 @@ def average_precision_macro(Y_true: Any, scores: Any) -> float:
     return _sc.average_precision_macro(EvalContext(Y_true, scores=scores))
 
 
+def precision_at_k(Y_true: Any, ranking: Any, k: int = 5) -> float:
+    """Precision at k: the mean over instances of the fraction of the top ``k`` ranked
+    labels that are relevant. ``ranking`` is a :class:`TopK` (``predict_topk``), an
+    (n, k') index array (k' >= k, -1 = empty), or per-label scores (ranked by
+    :func:`top_k`).
+
+    >>> precision_at_k([[1, 0, 1], [0, 1, 0]], [[2, 1], [0, 1]], k=2)
+    0.5
+    """
+    return _ak.metric_at_k("precision", Y_true, ranking, k)
+
+
+def recall_at_k(Y_true: Any, ranking: Any, k: int = 5) -> float:
+    """Recall at k: the mean fraction of each instance's true labels found in its top
+    ``k`` (0 for an instance without true labels). ``ranking`` as in
+    :func:`precision_at_k`."""
+    return _ak.metric_at_k("recall", Y_true, ranking, k)
+
+
+def ndcg_at_k(Y_true: Any, ranking: Any, k: int = 5) -> float:
+    """nDCG at k: Σ_r rel_r / log2(r + 1) over the top ``k``, divided by its best value
+    (all min(k, |y|) true labels first); 0 for an instance without true labels."""
+    return _ak.metric_at_k("ndcg", Y_true, ranking, k)
+
+
+def psprecision_at_k(Y_true: Any, ranking: Any, k: int = 5, *,
+                     inv_propensity: Any = None) -> float:
+    """Propensity-scored precision at k (Jain, Prabhu and Varma, KDD 2016), normalised
+    by the best achievable: Σ_i Σ_{r<=k} rel_ir / p_l over Σ_i of the same for the true
+    labels in decreasing 1/p_l. ``inv_propensity`` (L,) defaults to
+    :func:`inverse_propensity` of ``Y_true``; pass the training labels' (with A and B
+    of your dataset) to follow the repository's protocol."""
+    return _ak.metric_at_k("psprecision", Y_true, ranking, k, inv_propensity=inv_propensity)
+
+
+def psndcg_at_k(Y_true: Any, ranking: Any, k: int = 5, *,
+                inv_propensity: Any = None) -> float:
+    """Propensity-scored nDCG at k, normalised like :func:`psprecision_at_k`."""
+    return _ak.metric_at_k("psndcg", Y_true, ranking, k, inv_propensity=inv_propensity)
+
+
 __all__ = [
+    "TopK",
     "BUILTIN_METRICS",
     "EvalContext",
     "accuracy",
@@ -257,16 +310,23 @@ __all__ = [
     "f1_macro",
     "f1_micro",
     "hamming_loss",
+    "inverse_propensity",
     "log_loss",
+    "ndcg_at_k",
     "one_error",
     "precision_example",
     "precision_macro",
+    "precision_at_k",
     "precision_micro",
+    "psndcg_at_k",
+    "psprecision_at_k",
     "ranking_loss",
+    "recall_at_k",
     "recall_example",
     "recall_macro",
     "recall_micro",
     "specificity_macro",
     "specificity_micro",
     "subset_accuracy",
+    "top_k",
 ]

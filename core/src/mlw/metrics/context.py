@@ -24,10 +24,18 @@ class EvalContext:
     Y_true, Y_pred : 0/1 matrices (dense or CSR) of shape (n, L)
     scores : (n, L) float scores, optional (ranking metrics, ``log_loss``)
     log_proba : (n,) log P(y_true | x), optional (``cll_loss``)
+    topk : a top-k ranking (:class:`mlw.metrics.at_k.TopK`, an ``(indices, scores)``
+        pair or an (n, k) index array), optional: the metrics at k read it instead of
+        ranking ``scores``
+    inv_propensity : (L,) inverse propensities of the labels for PSP@k and PSnDCG@k,
+        optional (default: Jain et al.'s, from ``Y_true``; pass those of the training
+        labels, :func:`mlw.metrics.at_k.inverse_propensity`, to follow the
+        Extreme Classification Repository's protocol)
     """
 
     def __init__(self, Y_true: Any, Y_pred: Any = None, *, scores: Any = None,
-                 log_proba: Any = None) -> None:
+                 log_proba: Any = None, topk: Any = None,
+                 inv_propensity: Any = None) -> None:
         self.Y_true = check_Y(Y_true, what="Y_true")
         self.Y_pred = None if Y_pred is None else check_Y(Y_pred, what="Y_pred")
         if self.Y_pred is not None:
@@ -42,6 +50,12 @@ class EvalContext:
                 raise ValueError(f"log_proba has {lp.shape[0]} values for "
                                  f"{self.Y_true.shape[0]} instances")
             self.log_proba = lp
+        from mlw.metrics.at_k import _check_inv, check_topk
+
+        self.topk = None if topk is None else check_topk(
+            topk, self.n_labels, n_rows=self.n_instances)
+        self.inv_propensity = (None if inv_propensity is None
+                               else _check_inv(inv_propensity, self.n_labels))
         self._cache: dict[str, Any] = {}
 
     @property
@@ -52,8 +66,11 @@ class EvalContext:
     def n_labels(self) -> int:
         return int(self.Y_true.shape[1])
 
-    def has(self, needs: str) -> bool:
-        """Whether what a metric ``needs`` ("labels", "scores", "joint") is present."""
+    def has(self, needs: str, at_k: int | None = None) -> bool:
+        """Whether what a metric ``needs`` ("labels", "scores", "joint") is present; a
+        metric at ``at_k`` also accepts a top-k ranking of at least that many labels."""
+        if at_k is not None and self.topk is not None:
+            return bool(self.topk.indices.shape[1] >= at_k)
         return {"labels": self.Y_pred is not None, "scores": self.scores is not None,
                 "joint": self.log_proba is not None}[needs]
 

@@ -149,8 +149,10 @@ def per_label_table(ctx: EvalContext) -> dict[str, np.ndarray]:
                    specificity=_specificity(c, ctx.n_instances),
                    predicted=(c[:, 0] + c[:, 1]).astype(np.int64))
     if ctx.scores is not None:
+        from mlw.metrics.calibration import ece_per_label
+
         table = _per_label(ctx)
-        out.update(auc=table[:, 0], average_precision=table[:, 1])
+        out.update(auc=table[:, 0], average_precision=table[:, 1], ece=ece_per_label(ctx))
     truth = ctx.Y_true
     out["support"] = np.asarray(truth.sum(axis=0)).ravel().astype(np.int64)
     return out

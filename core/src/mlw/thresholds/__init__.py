@@ -24,6 +24,7 @@ default to :data:`DEFAULT_THRESHOLD`. See ``docs/guide/thresholds.md``.
 
 from __future__ import annotations
 
+from mlw.params import Spec
 from mlw.thresholds._common import (
     COARSE_GRID,
     DEFAULT_THRESHOLD,
@@ -69,9 +70,10 @@ __all__ = [
 
 def parse_threshold(text: str) -> tuple[str, list[str]]:
     """``"name:options"`` -> ``(name, ["key=value", ...])``: the options of a strategy
-    named in text. A single option without ``key=`` is the strategy's first parameter
-    (``"fixed:0.3"`` is ``fixed`` with ``threshold=0.3``); the caller types the values
-    by the strategy's defaults (:func:`mlw.params.parse_params`).
+    named in text (:meth:`mlw.params.Spec.parse`). A single option without ``key=`` is
+    the strategy's first parameter (``"fixed:0.3"`` is ``fixed`` with
+    ``threshold=0.3``); the caller types the values by the strategy's defaults
+    (:meth:`mlw.params.Spec.params`).
 
     Examples
     --------
@@ -82,12 +84,5 @@ def parse_threshold(text: str) -> tuple[str, list[str]]:
     >>> parse_threshold("pcut")
     ('pcut', [])
     """
-    from mlw.params import split_spec
-
-    name, colon, rest = text.partition(":")
-    name = name.strip()
-    if not colon:
-        return name, []
-    if not rest.strip():
-        raise ValueError(f"threshold {text!r}: nothing after ':'")
-    return name, split_spec(rest) if "=" in rest.split(",")[0] else [rest.strip()]
+    spec = Spec.parse(text, "threshold")
+    return spec.name, list(spec.items)

@@ -169,13 +169,25 @@ def label_order_codes(order: np.ndarray) -> np.ndarray:
     return vectors @ (np.int64(1) << (L - 1 - order.astype(np.int64)))
 
 
+def mixture_table(oracles: list[Oracle], orders: np.ndarray, idx: np.ndarray, L: int,
+                  codes: list[np.ndarray] | None = None) -> np.ndarray:
+    """The mixture probability ``(1/m) sum_k P_k(y | x_i)`` of all ``2**L`` vectors for
+    the instances ``idx``: shape (len(idx), 2**L), columns in the order of
+    :func:`all_label_vectors` in *label order*."""
+    m = len(oracles)
+    codes = [label_order_codes(o) for o in orders] if codes is None else codes
+    table = np.zeros((idx.size, 1 << L))
+    for oracle, code in zip(oracles, codes, strict=False):
+        table[:, code] += np.exp(leaf_log_proba(oracle, idx, L)) / m
+    return table
+
+
 def mixture_exact(oracles: list[Oracle], orders: np.ndarray, n: int, L: int, *,
                   max_rows: int = 1 << 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exact inference of the mixture ``(1/m) sum_k P_k`` of ``m`` chains with link
     oracles ``oracles`` and chain orders ``orders`` (m, L): ``(marginals, mode,
     mode_log_proba)`` in label order, with the semantics of
     :func:`mlw_baselines._kernels.epcc_exact_linear`."""
-    m = len(oracles)
     marg = np.zeros((n, L))
     mode = np.zeros((n, L), dtype=np.uint8)
     mode_lp = np.empty(n)
@@ -184,14 +196,48 @@ def mixture_exact(oracles: list[Oracle], orders: np.ndarray, n: int, L: int, *,
     codes = [label_order_codes(o) for o in orders]
     for start in range(0, n, chunk):
         idx = np.arange(start, min(n, start + chunk))
-        table = np.zeros((idx.size, 1 << L))
-        for oracle, code in zip(oracles, codes, strict=False):
-            table[:, code] += np.exp(leaf_log_proba(oracle, idx, L)) / m
+        table = mixture_table(oracles, orders, idx, L, codes)
         best = np.argmax(table, axis=1)
         marg[idx] = (table @ vectors) / table.sum(axis=1, keepdims=True)
         mode[idx] = vectors[best]
         mode_lp[idx] = np.log(table[np.arange(idx.size), best])
     return marg, mode, mode_lp
+
+
+def mixture_size_marginals(oracles: list[Oracle], orders: np.ndarray, n: int, L: int, *,
+                           max_rows: int = 1 << 16) -> np.ndarray:
+    """P(y_j = 1, |y| = s | x_i) of the mixture by enumeration, shape (n, L, L) (entry
+    ``[i, j, s - 1]``, label order), as
+    :func:`mlw_baselines._kernels.mixture_size_marginals_linear`."""
+    out = np.zeros((n, L, L))
+    chunk = max(1, max_rows // (1 << max(L - 1, 0)))
+    vectors = all_label_vectors(L).astype(np.float64)
+    sizes = vectors.sum(axis=1).astype(np.int64)
+    by_size = (sizes[:, None] == np.arange(1, L + 1)[None, :]).astype(np.float64)
+    codes = [label_order_codes(o) for o in orders]
+    for start in range(0, n, chunk):
+        idx = np.arange(start, min(n, start + chunk))
+        table = mixture_table(oracles, orders, idx, L, codes)
+        table /= table.sum(axis=1, keepdims=True)
+        out[idx] = np.einsum("iv,vj,vs->ijs", table, vectors, by_size, optimize=True)
+    return out
+
+
+def mixture_sample(oracles: list[Oracle], orders: np.ndarray, n: int, L: int,
+                   n_samples: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_samples`` label vectors per instance drawn from the mixture (a member chosen
+    uniformly, then its chain sampled link by link, one oracle call per chain position
+    and member on all draws at once): uint8 (n, n_samples, L) in label order."""
+    out = np.zeros((n, n_samples, L), dtype=np.uint8)
+    member = rng.integers(0, len(oracles), size=(n, n_samples))
+    for k, (oracle, order) in enumerate(zip(oracles, orders, strict=False)):
+        rows, draws = np.nonzero(member == k)
+        prefix = np.zeros((rows.size, L), dtype=np.uint8)
+        for d in range(L):
+            p1 = oracle(d, rows, prefix[:, :d]) if rows.size else np.zeros(0)
+            prefix[:, d] = rng.random(rows.size) < p1
+        out[rows[:, None], draws[:, None], order[None, :]] = prefix
+    return out
 
 
 def mixture_log_proba(oracles: list[Oracle], orders: np.ndarray,

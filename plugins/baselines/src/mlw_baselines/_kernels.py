@@ -203,12 +203,73 @@ def pcc_beam_final_linear(A, W, beam):
 # is the mixture P(y | x) = (1/m) sum_k P_k(y | x).
 
 
+@kernel
+def _mixture_table_row(A, W, orders, i, table, z, pr, p1, p0, code, state, bits):
+    """Fill ``table`` (``2**L`` floats, indexed by the label vector in label order, label
+    0 the most significant bit) with the mixture probability ``(1/m) sum_k P_k(y | x_i)``
+    of every label vector: each member enumerates all vectors depth first (0 before 1),
+    in probability space with one exp per node. The other arguments are work arrays
+    (see :func:`_table_buffers`)."""
+    m, L = orders.shape
+    inv_m = 1.0 / m
+    table[:] = 0.0
+    for k in range(m):
+        for d in range(L):
+            bits[d] = np.int64(1) << (L - 1 - orders[k, d])
+            z[0, d] = A[i, k * L + d]
+        pr[0] = inv_m
+        code[0] = 0
+        state[:] = 0
+        d = 0
+        while d >= 0:
+            if d == L:
+                table[code[L]] += pr[L]
+                d -= 1
+                continue
+            s = state[d]
+            if s == 2:
+                state[d] = 0
+                d -= 1
+                continue
+            if s == 0:  # one exp per node, in probability space
+                zz = z[d, d]
+                e = np.exp(-abs(zz))
+                if zz >= 0.0:
+                    p1[d] = 1.0 / (1.0 + e)
+                    p0[d] = e / (1.0 + e)
+                else:
+                    p1[d] = e / (1.0 + e)
+                    p0[d] = 1.0 / (1.0 + e)
+            state[d] = s + 1
+            if s == 1:
+                pr[d + 1] = pr[d] * p1[d]
+                code[d + 1] = code[d] | bits[d]
+                for j in range(d + 1, L):
+                    z[d + 1, j] = z[d, j] + W[k, j, d]
+            else:
+                pr[d + 1] = pr[d] * p0[d]
+                code[d + 1] = code[d]
+                for j in range(d + 1, L):
+                    z[d + 1, j] = z[d, j]
+            d += 1
+
+
+@kernel
+def _table_buffers(L):
+    """The work arrays of :func:`_mixture_table_row`: ``(table, z, pr, p1, p0, code,
+    state, bits)``."""
+    return (np.zeros(1 << L, dtype=np.float64), np.empty((L + 1, L), dtype=np.float64),
+            np.empty(L + 1, dtype=np.float64), np.empty(L + 1, dtype=np.float64),
+            np.empty(L + 1, dtype=np.float64), np.zeros(L + 1, dtype=np.int64),
+            np.zeros(L + 1, dtype=np.int64), np.empty(L, dtype=np.int64))
+
+
 @kernel(parallel=True)
 def epcc_exact_linear(A, W, orders, n_chunks):
     """Exact inference of the mixture of ``m`` linear chains: every member enumerates all
     ``2**L`` label vectors (depth first, 0 before 1) and adds its
     probability of each to a table indexed by the vector in *label order* (label 0 the
-    most significant bit).
+    most significant bit; :func:`_mixture_table_row`).
 
     Returns ``(marginals (n, L), mode uint8 (n, L), mode_log_proba (n,))``, all in label
     order: the mixture's marginals and its most probable vector (ties: the
@@ -216,67 +277,20 @@ def epcc_exact_linear(A, W, orders, n_chunks):
     Memory: one table of ``2**L`` floats per chunk of instances.
     """
     n = A.shape[0]
-    m, L = orders.shape
+    L = orders.shape[1]
     size = 1 << L
     marg = np.zeros((n, L), dtype=np.float64)
     mode = np.zeros((n, L), dtype=np.uint8)
     mode_lp = np.empty(n, dtype=np.float64)
     chunk = (n + n_chunks - 1) // n_chunks
-    inv_m = 1.0 / m
     for c in prange(n_chunks):
         start = c * chunk
         stop = min(n, start + chunk)
         if start >= stop:
             continue
-        table = np.zeros(size, dtype=np.float64)
-        z = np.empty((L + 1, L), dtype=np.float64)
-        pr = np.empty(L + 1, dtype=np.float64)   # probability of the prefix y_<d
-        p1 = np.empty(L + 1, dtype=np.float64)   # P(y_d = 1 | x, y_<d) at the current node
-        p0 = np.empty(L + 1, dtype=np.float64)   # P(y_d = 0 | x, y_<d)
-        code = np.zeros(L + 1, dtype=np.int64)
-        state = np.zeros(L + 1, dtype=np.int64)
-        bits = np.empty(L, dtype=np.int64)
+        table, z, pr, p1, p0, code, state, bits = _table_buffers(L)
         for i in range(start, stop):
-            table[:] = 0.0
-            for k in range(m):
-                for d in range(L):
-                    bits[d] = np.int64(1) << (L - 1 - orders[k, d])
-                    z[0, d] = A[i, k * L + d]
-                pr[0] = inv_m
-                code[0] = 0
-                state[:] = 0
-                d = 0
-                while d >= 0:
-                    if d == L:
-                        table[code[L]] += pr[L]
-                        d -= 1
-                        continue
-                    s = state[d]
-                    if s == 2:
-                        state[d] = 0
-                        d -= 1
-                        continue
-                    if s == 0:  # one exp per node, in probability space
-                        zz = z[d, d]
-                        e = np.exp(-abs(zz))
-                        if zz >= 0.0:
-                            p1[d] = 1.0 / (1.0 + e)
-                            p0[d] = e / (1.0 + e)
-                        else:
-                            p1[d] = e / (1.0 + e)
-                            p0[d] = 1.0 / (1.0 + e)
-                    state[d] = s + 1
-                    if s == 1:
-                        pr[d + 1] = pr[d] * p1[d]
-                        code[d + 1] = code[d] | bits[d]
-                        for j in range(d + 1, L):
-                            z[d + 1, j] = z[d, j] + W[k, j, d]
-                    else:
-                        pr[d + 1] = pr[d] * p0[d]
-                        code[d + 1] = code[d]
-                        for j in range(d + 1, L):
-                            z[d + 1, j] = z[d, j]
-                    d += 1
+            _mixture_table_row(A, W, orders, i, table, z, pr, p1, p0, code, state, bits)
             best = 0
             total = 0.0
             for v in range(size):
@@ -292,6 +306,80 @@ def epcc_exact_linear(A, W, orders, n_chunks):
                 mode[i, j] = (best >> (L - 1 - j)) & 1
             mode_lp[i] = np.log(table[best])
     return marg, mode, mode_lp
+
+
+@kernel
+def mixture_size_marginals_linear(A, W, orders):
+    """P(y_j = 1, |y| = s | x_i) of the mixture of ``m`` linear chains (as
+    :func:`epcc_exact_linear`; one chain is a mixture of one), by enumerating all
+    ``2**L`` label vectors: shape (n, L, L), entry ``[i, j, s - 1]``, label order,
+    normalised by the enumerated total mass."""
+    n = A.shape[0]
+    L = orders.shape[1]
+    size = 1 << L
+    out = np.zeros((n, L, L), dtype=np.float64)
+    table, z, pr, p1, p0, code, state, bits = _table_buffers(L)
+    for i in range(n):
+        _mixture_table_row(A, W, orders, i, table, z, pr, p1, p0, code, state, bits)
+        total = 0.0
+        for v in range(size):
+            total += table[v]
+        for v in range(1, size):
+            p = table[v] / total
+            c = 0
+            for j in range(L):
+                c += (v >> j) & 1
+            for j in range(L):
+                if (v >> (L - 1 - j)) & 1:
+                    out[i, j, c - 1] += p
+    return out
+
+
+@kernel
+def _sigmoid(z):
+    """1 / (1 + exp(-z)) with one exp and no overflow."""
+    if z >= 0.0:
+        return 1.0 / (1.0 + np.exp(-z))
+    e = np.exp(z)
+    return e / (1.0 + e)
+
+
+@kernel
+def mixture_sample_linear(A, W, orders, n_samples, seed):
+    """``n_samples`` label vectors per row drawn from the mixture of ``m`` linear chains
+    (a member chosen uniformly, then its chain sampled link by link): uint8
+    (n, n_samples, L) in label order. Until a draw's first positive label every link
+    has its feature-only probability, computed once per row and member."""
+    n = A.shape[0]
+    m, L = orders.shape
+    np.random.seed(seed)
+    out = np.zeros((n, n_samples, L), dtype=np.uint8)
+    z = np.empty(L, dtype=np.float64)
+    base = np.empty((m, L), dtype=np.float64)
+    for i in range(n):
+        for k in range(m):
+            for d in range(L):
+                base[k, d] = _sigmoid(A[i, k * L + d])
+        for t in range(n_samples):
+            k = 0
+            if m > 1:
+                k = np.random.randint(0, m)
+            d = 0
+            while d < L:  # no positive yet: the links' feature-only probabilities
+                if np.random.random() < base[k, d]:
+                    break
+                d += 1
+            if d == L:
+                continue
+            out[i, t, orders[k, d]] = 1
+            for j in range(d + 1, L):
+                z[j] = A[i, k * L + j] + W[k, j, d]
+            for e in range(d + 1, L):
+                if np.random.random() < _sigmoid(z[e]):
+                    out[i, t, orders[k, e]] = 1
+                    for j in range(e + 1, L):
+                        z[j] += W[k, j, e]
+    return out
 
 
 @kernel(parallel=True)

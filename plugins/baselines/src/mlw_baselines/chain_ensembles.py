@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
 from mlw.validation import check_param
@@ -22,7 +21,7 @@ from mlw_baselines import _inference, _kernels
 from mlw_baselines._common import single_blas_thread, validate_joint_query
 from mlw_baselines._ensemble import check_sampling, parallel_map, sample_rows
 from mlw_baselines.classifier_chain import ChainModel, ClassifierChain
-from mlw_baselines.probabilistic_chain import ProbabilisticClassifierChain
+from mlw_baselines.probabilistic_chain import JointChainInference, ProbabilisticClassifierChain
 
 #: EPCC's exact inference keeps a table of 2**L probabilities per instance being
 #: scored (per thread): at most 2**20 (8 MB).
@@ -152,7 +151,7 @@ class EnsembleOfClassifierChains(_ChainEnsemble):
         return total / len(self.estimators_)
 
 
-class EnsembleOfProbabilisticClassifierChains(_ChainEnsemble):
+class EnsembleOfProbabilisticClassifierChains(JointChainInference, _ChainEnsemble):
     """Ensemble of probabilistic classifier chains (EPCC; Dembczyński, Cheng and
     Hüllermeier, ICML 2010): the chains of :class:`EnsembleOfClassifierChains` (random
     orders, bagging) read as the mixture ``P(y | x) = (1/m) sum_k P_k(y | x)``.
@@ -301,8 +300,16 @@ class EnsembleOfProbabilisticClassifierChains(_ChainEnsemble):
     @single_blas_thread
     def predict_joint(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Marginals, the mixture's mode and the mode's log-probability, one pass."""
-        check_is_fitted(self, "n_labels_")
-        return self._infer(self._validate_X(X, reset=False))
+        return self._infer(self._checked_X(X))
+
+    def _linear_mixture(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        if not self.linear_:
+            return None
+        A, W = self._stacked(X)
+        return A, W, np.ascontiguousarray(self.orders_, dtype=np.int64)
+
+    def _mixture_oracles(self, X: Any) -> tuple[list[_inference.Oracle], np.ndarray]:
+        return [member._oracle(X) for member in self.estimators_], self.orders_
 
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """log P(Y | X) under the mixture of the chains, shape (n,)."""

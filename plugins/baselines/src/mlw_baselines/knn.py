@@ -238,7 +238,7 @@ class BRkNN(_NeighbourLearner):
         self.top_label = top_label
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        # A model saved before ``top_label`` existed (56a0f60) always applied BRkNN-a's
+        # A model saved before ``top_label`` existed always applied BRkNN-a's
         # extension, and only to variant a: it keeps doing so, now by the core's rule.
         if "n_labels_" in state and "top_label_" not in state:
             on = state.get("variant", "a") == "a"

@@ -116,6 +116,25 @@ class LabelPowerset(MultiLabelLearner):
         return (self.label_sets_[np.argmax(P, axis=1)].copy(),
                 np.ascontiguousarray(P @ self.label_sets_.astype(np.float64)))
 
+    # -- what the decoders use (mlw.decoders) -----------------------------------------------
+    def joint_mode(self, X: Any) -> np.ndarray:
+        """The most probable label set of each row (LP's own decision), shape (n, L)."""
+        P = self.predict_classes(X)
+        return self.label_sets_[np.argmax(P, axis=1)].copy()
+
+    def size_marginals(self, X: Any) -> np.ndarray:
+        """P(y_j = 1, |y| = s | x) of the class distribution (exact: LP's joint lives on
+        the training label sets), shape (n, L, L), entry ``[i, j, s - 1]``."""
+        P = self.predict_classes(X)
+        sets = self.label_sets_.astype(np.float64)
+        sizes = self.label_sets_.sum(axis=1).astype(np.int64)
+        L = self.n_labels_
+        out = np.zeros((P.shape[0], L, L))
+        for size in np.unique(sizes[sizes > 0]):
+            pick = sizes == size
+            out[:, :, size - 1] = P[:, pick] @ sets[pick]
+        return out
+
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """log P(Y | X) of the given label sets, shape (n,) (floored; see class doc)."""
         X, Yd = validate_joint_query(self, X, Y)

@@ -16,7 +16,68 @@ from mlw_baselines._common import single_blas_thread
 from mlw_baselines.classifier_chain import ChainModel
 
 
-class ProbabilisticClassifierChain(ChainModel):
+class JointChainInference:
+    """What PCC and EPCC give the decoders of :mod:`mlw.decoders`, for a mixture of
+    chains (PCC is a mixture of one): the joint mode, exact size marginals
+    P(y_j = 1, |y| = s) up to ``max_exact_labels`` labels, and draws from the joint.
+    A class using it defines ``_linear_mixture(X)`` (the kernels' ``(A, W, orders)``,
+    or ``None`` without linear links), ``_mixture_oracles(X)`` and ``predict_joint``."""
+
+    inference_: str
+    n_labels_: int
+
+    def _linear_mixture(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        raise NotImplementedError  # pragma: no cover
+
+    def _mixture_oracles(self, X: Any) -> tuple[list[_inference.Oracle], np.ndarray]:
+        raise NotImplementedError  # pragma: no cover
+
+    def _checked_X(self, X: Any) -> Any:
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "n_labels_")
+        return self._validate_X(X, reset=False)  # type: ignore[attr-defined]
+
+    def joint_mode(self, X: Any) -> np.ndarray:
+        """The most probable label vector of each row, shape (n, L): exact up to
+        ``max_exact_labels`` labels, the best vector of the final beam(s) above."""
+        return self.predict_joint(X)[1]  # type: ignore[attr-defined]
+
+    @single_blas_thread
+    def size_marginals(self, X: Any) -> np.ndarray | None:
+        """P(y_j = 1, |y| = s | x) by exact inference, shape (n, L, L) (entry
+        ``[i, j, s - 1]``); ``None`` above ``max_exact_labels`` labels, where the
+        inference is beam search."""
+        X = self._checked_X(X)
+        if self.inference_ != "exact":
+            return None
+        n, L = X.shape[0], self.n_labels_
+        linear = self._linear_mixture(X)
+        if linear is not None:
+            return _kernels.mixture_size_marginals_linear(*linear)
+        oracles, orders = self._mixture_oracles(X)
+        return _inference.mixture_size_marginals(oracles, orders, n, L)
+
+    @single_blas_thread
+    def sample_labels(self, X: Any, *, n_samples: int = 100,
+                      random_state: int | None = None) -> np.ndarray:
+        """``n_samples`` label vectors per row drawn from the joint P(y | x) (ancestral
+        sampling along the chain; for an ensemble, a chain chosen uniformly per draw),
+        uint8 of shape (n, n_samples, L), seeded by ``random_state``."""
+        from mlw.validation import check_param
+
+        check_param("n_samples", n_samples, int, low=1)
+        X = self._checked_X(X)
+        seed = int(np.random.default_rng(random_state).integers(2**62))
+        linear = self._linear_mixture(X)
+        if linear is not None:
+            return _kernels.mixture_sample_linear(*linear, int(n_samples), seed)
+        oracles, orders = self._mixture_oracles(X)
+        return _inference.mixture_sample(oracles, orders, X.shape[0], self.n_labels_,
+                                         int(n_samples), np.random.default_rng(seed))
+
+
+class ProbabilisticClassifierChain(JointChainInference, ChainModel):
     """Probabilistic classifier chain (PCC).
 
     Trained exactly like a classifier chain; the difference is inference.
@@ -145,7 +206,14 @@ class ProbabilisticClassifierChain(ChainModel):
     def predict_joint(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Marginals, joint mode and the mode's log-probability in one inference pass
         (``predict_proba`` and ``predict`` each run the inference)."""
-        from sklearn.utils.validation import check_is_fitted
+        return self._infer(self._checked_X(X))
 
-        check_is_fitted(self, "n_labels_")
-        return self._infer(self._validate_X(X, reset=False))
+    def _linear_mixture(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        if self.linear_coef_ is None:
+            return None
+        L = self.n_labels_
+        return (self._feature_logits(X), self.linear_chain_weights_.reshape(1, L, L),
+                np.ascontiguousarray(self.order_.reshape(1, L), dtype=np.int64))
+
+    def _mixture_oracles(self, X: Any) -> tuple[list[_inference.Oracle], np.ndarray]:
+        return [self._oracle(X)], self.order_.reshape(1, -1)

@@ -160,6 +160,12 @@ class LaCovaCForest(MultiLabelLearner):
             out[i] = cand[top[0]]
         return out
 
+    def joint_mode(self, X: Any) -> np.ndarray:
+        """The forest's joint decision, shape (n, L): the label vector most trees vote
+        for (each tree's most frequent leaf subset), ties by the marginals' likelihood."""
+        check_is_fitted(self, "trees_")
+        return self._predict(self._validate_X(X, reset=False))
+
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """log of the mean over trees of P_tree(y_i | x_i), shape (n,)."""
         check_is_fitted(self, "trees_")

@@ -136,6 +136,13 @@ class MultiLabelTree(MultiLabelLearner):
         P, Y = predict(self.tree_, self.leaf_models_, X, self.n_labels_)
         return Y, P
 
+    def joint_mode(self, X: Any) -> np.ndarray:
+        """The joint decision without the core's top-label rule, shape (n, L): in each
+        leaf a row reaches, the most frequent observed label subset (the ``subset``
+        decoder of :mod:`mlw.decoders` uses it)."""
+        check_is_fitted(self, "tree_")
+        return self._predict(self._validate_X(X, reset=False))
+
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """log P(y_i | x_i) of the given label vectors, shape (n,): the sum over the
         leaves each row reaches (one per label block) of the log smoothed leaf

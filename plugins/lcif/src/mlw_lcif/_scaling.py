@@ -8,6 +8,10 @@ rows, so each feature vector has unit length. For binary words a present word th
 weighs 1/sqrt(document frequency): in the instance cosine a shared rare word counts
 more than a shared frequent one, and in conf_FL a rare word's vote counts more. The
 feature→label cosines themselves do not change (a cosine ignores column scaling).
+``"idf"``: the [0, 1] scaling, then every feature multiplied by its inverse document
+frequency ``ln((n + 1) / (df + 1)) + 1`` over the n training rows (df: the rows where
+it is non-zero), tf-idf weighting of a bag of words, the weighting the paper leaves to
+future work (Section V); a stronger down-weighting of frequent words than ``"l2"``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ import scipy.sparse as sp
 from mlw_lcif._prep import FeatureScaler
 
 #: The normalisations a learner's ``feature_norm`` can name.
-FEATURE_NORMS: tuple[str, ...] = ("max", "l2")
+FEATURE_NORMS: tuple[str, ...] = ("max", "l2", "idf")
+#: Those ``feature_norm="auto"`` chooses among in the search for a label-set metric (the
+#: search for a metric at k tries all of FEATURE_NORMS).
+AUTO_NORMS_LABEL_SETS: tuple[str, ...] = ("max", "l2")
 
 
 class UnitColumnScaler(FeatureScaler):
@@ -42,11 +49,24 @@ class UnitColumnScaler(FeatureScaler):
         return M
 
 
+class IdfScaler(UnitColumnScaler):
+    """:class:`FeatureScaler`, then each column multiplied by its training idf."""
+
+    def fit(self, X: Any) -> IdfScaler:
+        FeatureScaler.fit(self, X)
+        M = FeatureScaler.transform(self, X)
+        df = np.bincount(M.indices, minlength=X.shape[1]).astype(np.float64)
+        self.col_ = np.log((X.shape[0] + 1.0) / (df + 1.0)) + 1.0
+        return self
+
+
 def feature_scaler(norm: str) -> FeatureScaler:
-    """An unfitted scaler for a ``feature_norm`` value (``"max"`` or ``"l2"``)."""
+    """An unfitted scaler for a ``feature_norm`` value (``"max"``, ``"l2"``, ``"idf"``)."""
     if norm == "max":
         return FeatureScaler()
     if norm == "l2":
         return UnitColumnScaler()
+    if norm == "idf":
+        return IdfScaler()
     raise ValueError(f"feature_norm must be one of {FEATURE_NORMS} (or 'auto' with cv), "
                      f"got {norm!r}")

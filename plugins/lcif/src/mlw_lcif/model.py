@@ -12,7 +12,7 @@ import mlw
 from mlw.neighbors import NeighborIndex
 from mlw.validation import check_param
 from mlw_lcif import _prep as P
-from mlw_lcif._scaling import FEATURE_NORMS, feature_scaler
+from mlw_lcif._scaling import AUTO_NORMS_LABEL_SETS, FEATURE_NORMS, feature_scaler
 
 #: How conf_FL's features vote: ``"all"``, the paper's printed formula (every non-zero
 #: feature votes for every candidate label, over the sum of all its feature values);
@@ -44,15 +44,22 @@ class _LCIFBase(mlw.MultiLabelLearner):
         ``cv``-fold cross-validation of the training data (``best`` in ``cv_results_``).
     cv_metric : str
         Metric maximised by the search (``accuracy``, ``f1_example``, ``f1_micro``,
-        ``f1_macro``, ``hamming_loss`` (minimised), ``subset_accuracy``).
+        ``f1_macro``, ``hamming_loss`` (minimised), ``subset_accuracy``), or a metric
+        at k (``precision_at_1``, ``ndcg_at_3``, ``psprecision_at_5``, any k): then
+        the search ranks, without a threshold, and also chooses ``sim_power`` and
+        ``feature_norm`` (when ``"auto"``) on its own grid
+        (``mlw_lcif.search.search_ranking``).
     random_state : int
         Seed of the cross-validation folds.
     feature_norm : str
         ``"max"``: features scaled to [0, 1]; ``"l2"``: then every feature column
         divided by its L2 norm over the training rows (unit-length feature vectors: a
-        rare word weighs more than a frequent one). ``"auto"`` (default): chosen by
-        the cross-validation with the other hyper-parameters when ``cv`` is set,
-        ``"max"`` otherwise. The fitted choice is ``feature_norm_``.
+        rare word weighs more than a frequent one); ``"idf"``: then every feature
+        multiplied by its inverse document frequency ``ln((n + 1) / (df + 1)) + 1``
+        (tf-idf, the weighting the paper leaves to future work). ``"auto"`` (default): chosen by
+        the cross-validation with the other hyper-parameters when ``cv`` is set
+        (between ``"max"`` and ``"l2"`` for a label-set metric, among all three for a
+        metric at k), ``"max"`` otherwise. The fitted choice is ``feature_norm_``.
     threshold_sample : int or None
         The cardinality threshold is fitted on the leave-one-out scores of this many
         training rows drawn at random (seeded by ``random_state``; each still scored
@@ -69,6 +76,11 @@ class _LCIFBase(mlw.MultiLabelLearner):
         label (a label in the neighbourhood of at least one of the query's features),
         over the sum of all the query's feature values. ``"neighbours"``: votes as
         ``"neighbour_mean"``, denominator as ``"all"``.
+    sim_power : float
+        Each of the ``k_ins`` neighbours votes with weight ``sim ** sim_power`` in
+        conf_INS (still a weighted mean). 1 (default): the paper's cosine-weighted
+        vote; larger values let the nearest neighbours dominate, which sharpens the top
+        of the ranking (precision@k).
     """
 
     _sparse_output = True  # CSR Y in fit: CSR scores and predictions
@@ -85,6 +97,7 @@ class _LCIFBase(mlw.MultiLabelLearner):
     feature_norm: str = "auto"
     threshold_sample: int | None = 20000
     feature_votes: str = "neighbour_mean"
+    sim_power: float = 1.0
 
     # -- fitting ------------------------------------------------------------------------
     def _lam_value(self) -> float:
@@ -108,10 +121,23 @@ class _LCIFBase(mlw.MultiLabelLearner):
         check_param("random_state", self.random_state, int)
         check_param("threshold_sample", self.threshold_sample, int, low=1, allow_none=True)
         check_param("cv", self.cv, int, low=2, high=n, allow_none=True)
-        if self.cv is not None:
-            from mlw_lcif.search import search_with_feature_norm
+        self.sim_power_ = float(check_param("sim_power", self.sim_power, float, low=0.0,
+                                            high=16.0, low_open=True))
+        if self.cv is not None and "_at_" in str(self.cv_metric):
+            from mlw_lcif.search import search_ranking
 
             norms = FEATURE_NORMS if self.feature_norm == "auto" else (self.feature_norm,)
+            res = search_ranking(X, Ycsr, norms=norms, kind=self._kind,
+                                 metric=self.cv_metric, n_folds=self.cv,
+                                 seed=self.random_state, feature_votes=self.feature_votes)
+            self.cv_results_ = res
+            self.k_ins_, self.k_feat_, self.lam_ = res["k_ins"], res["k_feat"], res["lam"]
+            self.feature_norm_, self.sim_power_ = res["feature_norm"], res["sim_power"]
+        elif self.cv is not None:
+            from mlw_lcif.search import search_with_feature_norm
+
+            norms = (AUTO_NORMS_LABEL_SETS if self.feature_norm == "auto"
+                     else (self.feature_norm,))
             res = search_with_feature_norm(X, Ycsr, norms=norms, kind=self._kind,
                                            metric=self.cv_metric, n_folds=self.cv,
                                            seed=self.random_state,
@@ -154,6 +180,8 @@ class _LCIFBase(mlw.MultiLabelLearner):
             if own is None and self_offset >= 0:
                 own = np.arange(self_offset, self_offset + Qs.shape[0], dtype=np.int64)
             nbr_idx, nbr_sim = self.index_.query(Qs, k=self.k_ins_, exclude=own)
+            if getattr(self, "sim_power_", 1.0) != 1.0:
+                nbr_sim = nbr_sim ** self.sim_power_
         else:
             nbr_idx = np.full((Qs.shape[0], 1), -1, dtype=np.int32)
             nbr_sim = np.zeros((Qs.shape[0], 1))
@@ -168,6 +196,16 @@ class _LCIFBase(mlw.MultiLabelLearner):
 
     def _predict_proba(self, X: Any) -> Any:
         return self._scores(self.scaler_.transform(X))
+
+    def _predict_topk(self, X: Any, k: int) -> Any:
+        """The top k of each block's CSR scores: no dense (n, L) score matrix, at any
+        number of labels."""
+        from mlw.metrics.at_k import stack_topk, top_k
+
+        Qs = self.scaler_.transform(X)
+        parts = [top_k(self._sparse_scores(Qs[a:a + 32768]), k)
+                 for a in range(0, Qs.shape[0], 32768)]
+        return stack_topk(parts, k)
 
     def _training_scores(self, X: Any, Y: Any) -> Any:
         # each training instance is left out of its own neighbourhood
@@ -269,11 +307,12 @@ class LCIF(_LCIFBase):
                  threshold: Any = "cardinality", cv: int | None = None,
                  cv_metric: str = "accuracy", random_state: int = 0,
                  feature_norm: str = "auto", threshold_sample: int | None = 20000,
-                 feature_votes: str = "neighbour_mean") -> None:
+                 feature_votes: str = "neighbour_mean", sim_power: float = 1.0) -> None:
         self.k_ins = k_ins
         self.k_feat = k_feat
         self.lam = lam
         self.feature_votes = feature_votes
+        self.sim_power = sim_power
         self.threshold = threshold
         self.cv = cv
         self.cv_metric = cv_metric
@@ -304,8 +343,10 @@ class InstanceKNN(_LCIFBase):
     def __init__(self, *, k_ins: int = 15, threshold: Any = "cardinality",
                  cv: int | None = None, cv_metric: str = "accuracy",
                  random_state: int = 0,
-                 feature_norm: str = "auto", threshold_sample: int | None = 20000) -> None:
+                 feature_norm: str = "auto", threshold_sample: int | None = 20000,
+                 sim_power: float = 1.0) -> None:
         self.k_ins = k_ins
+        self.sim_power = sim_power
         self.threshold = threshold
         self.cv = cv
         self.cv_metric = cv_metric

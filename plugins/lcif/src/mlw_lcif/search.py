@@ -257,3 +257,90 @@ def search_with_feature_norm(X: Any, Y: sp.csr_matrix, *,
         best_by_metric[name] = {**results[nm]["best_by_metric"][name], "feature_norm": nm}
     return {**results[best], "feature_norm": best, "best_by_metric": best_by_metric,
             "by_feature_norm": results, "k_grid_extended": extended}
+
+
+#: The grid of the search for a metric at k (:func:`search_ranking`): the
+#: neighbourhood sizes, reaching beyond the paper's 29 since the top of a ranking
+#: profits from more neighbours; the vote sharpness; the feature neighbourhoods.
+RANK_K_INS: tuple[int, ...] = (5, 10, 20, 40, 80, 160)
+RANK_SIM_POWER: tuple[float, ...] = (1.0, 2.0, 4.0)
+RANK_K_FEAT: tuple[int, ...] = (5, 15, 29)
+
+
+def search_ranking(X: Any, Y: sp.csr_matrix, *, norms: Sequence[str], kind: str,
+                   metric: str, n_folds: int, seed: int,
+                   feature_votes: str = "neighbour_mean") -> dict[str, Any]:
+    """Choose ``feature_norm``, ``k_ins``, ``sim_power``, ``k_feat`` and ``lam`` for a
+    metric at k (``precision_at_1``, ``ndcg_at_3``, ...) by ``n_folds``-fold
+    cross-validation: the paper's selection by CV, for the measure of a ranking (no
+    threshold is involved). For each fold and normalisation the held-out rows' k
+    nearest training rows are found once, at the largest k; conf_INS of every smaller
+    k and power is read from that list, conf_FL computed once per k_feat, and every
+    lam on the paper's grid scored from the two. Returns the best parameters, its
+    ``score`` (mean over folds) and the whole ``scores`` table by parameter tuple.
+    """
+    from mlw.metrics.at_k import _FROM_TABLE, REGISTERED_K, at_k_table, top_k
+    from mlw_lcif._scaling import feature_scaler
+
+    kind_name, _, k_txt = metric.rpartition("_at_")
+    if kind_name not in _FROM_TABLE or not k_txt.isdigit() or int(k_txt) < 1:
+        raise ValueError(f"cv_metric {metric!r} is not a metric at k "
+                         f"(e.g. precision_at_{REGISTERED_K[0]})")
+    at = int(k_txt)
+    measure = _FROM_TABLE[kind_name]
+    n, L = Y.shape
+    fold = _folds(Y, int(n_folds), seed)
+    uses_ins, uses_fl = kind != "feature_knn", kind != "instance_knn"
+    lams = (np.round(np.arange(11) * 0.1, 1) if kind in ("lcif", "lcif2")
+            else np.array([1.0 if uses_ins else 0.0]))
+    n_tr_min = n - int(np.bincount(fold).max())
+    kins = [k for k in RANK_K_INS if k <= n_tr_min] or [n_tr_min] if uses_ins else [1]
+    pows = list(RANK_SIM_POWER) if uses_ins else [1.0]
+    kfeat = sorted({min(k, L) for k in RANK_K_FEAT}) if uses_fl else [1]
+    Yf = Y.astype(np.float64)
+    inv = None
+    if kind_name.startswith("ps"):
+        from mlw.metrics.at_k import inverse_propensity
+
+        inv = inverse_propensity(Y)
+    totals: dict[tuple[Any, ...], float] = {}
+    for f in range(int(n_folds)):
+        va, tr = np.flatnonzero(fold == f), np.flatnonzero(fold != f)
+        for norm in norms:
+            scaler = feature_scaler(norm).fit(X[tr])
+            Xtr, Xva = scaler.transform(X[tr]), scaler.transform(X[va])
+            A = {(1, 1.0): np.zeros((va.size, L))}
+            if uses_ins:
+                idx, sim = NeighborIndex(Xtr).query(Xva, k=max(kins))
+                for k in kins:
+                    for p in pows:
+                        W = np.where(idx[:, :k] >= 0, sim[:, :k] ** p, 0.0)
+                        rows = np.repeat(np.arange(va.size), k)
+                        cols = np.maximum(idx[:, :k], 0).ravel()
+                        M = sp.csr_matrix((W.ravel(), (rows, cols)), shape=(va.size, tr.size))
+                        den = np.maximum(W.sum(axis=1, keepdims=True), 1e-300)
+                        A[(k, p)] = (M @ Yf[tr]).toarray() / den
+                A.pop((1, 1.0), None)
+            B = {1: np.zeros((va.size, L))}
+            if uses_fl:
+                F = P.feature_label_similarities(Xtr, Y[tr])
+                fl_i, fl_s = P.top_labels(F, max(kfeat))
+                dummy_i = np.full((va.size, 1), -1, dtype=np.int32)
+                for kf in kfeat:
+                    B[kf] = P.score(dummy_i, np.zeros((va.size, 1)), 0, Yf, Xva,
+                                    fl_i[:, :kf], fl_s[:, :kf], kf,
+                                    F if feature_votes == "all" else None, 0.0, L,
+                                    mean=feature_votes == "neighbour_mean").toarray()
+            Yva = Y[va]
+            for (k, p), a in A.items():
+                for kf, b in B.items():
+                    for lam in lams:
+                        ranking = top_k(lam * a + (1.0 - lam) * b, at)
+                        key = (norm, k, p, kf, float(lam))
+                        value = measure(at_k_table(Yva, ranking, inv), at)
+                        totals[key] = totals.get(key, 0.0) + value / n_folds
+    best = max(totals, key=lambda key: (totals[key], -key[1]))
+    norm, k, p, kf, lam = best
+    return {"feature_norm": norm, "k_ins": int(k), "sim_power": float(p),
+            "k_feat": int(kf), "lam": float(lam), "score": totals[best],
+            "metric": metric, "n_folds": int(n_folds), "scores": totals}

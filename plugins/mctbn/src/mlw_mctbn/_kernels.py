@@ -472,6 +472,107 @@ def anneal_map(A, V, parents, ch_ptr, ch, log_lam, init, n_iter, t_start, t_end,
     return out, out_lp
 
 
+@kernel
+def _tree_size_poly(A, V, parents, orders, r, k, clamp, poly, size, tmp, total):
+    """The distribution of |y| under tree ``k`` for row ``r``, with ``y_clamp`` clamped
+    to 1 (no clamp when ``clamp < 0``), into ``total`` (length d + 1): ``total[s] =
+    P(|y| = s, y_clamp = 1)``. Leaves up: ``poly[i, b, c]`` is P(c ones in i's subtree,
+    given y_i = b), a child's polynomial summed over its value under its factor and
+    multiplied into its parent's; the roots' are then multiplied together."""
+    d = A.shape[2]
+    for i in range(d):
+        size[i] = 1
+        for b in range(2):
+            for c in range(d + 1):
+                poly[i, b, c] = 0.0
+        poly[i, 0, 0] = 0.0 if i == clamp else 1.0
+        poly[i, 1, 1] = 1.0
+    for c in range(d + 1):
+        total[c] = 0.0
+    total[0] = 1.0
+    total_size = 0
+    for t in range(d - 1, -1, -1):
+        i = orders[k, t]
+        pa = parents[k, i]
+        a = A[r, k, i]
+        v = V[r, k, i]
+        si = size[i]
+        if pa < 0:
+            p1 = _sigmoid(a)
+            for c in range(total_size + si + 1):
+                tmp[c] = 0.0
+            for c1 in range(total_size + 1):
+                if total[c1] == 0.0:
+                    continue
+                for c2 in range(si + 1):
+                    m = (1.0 - p1) * poly[i, 0, c2] + p1 * poly[i, 1, c2]
+                    tmp[c1 + c2] += total[c1] * m
+            total_size += si
+            for c in range(total_size + 1):
+                total[c] = tmp[c]
+            continue
+        sp_ = size[pa]
+        for b in range(2):
+            p1 = _sigmoid(a + v * b)
+            for c in range(sp_ + si + 1):
+                tmp[c] = 0.0
+            for c1 in range(sp_ + 1):
+                x = poly[pa, b, c1]
+                if x == 0.0:
+                    continue
+                for c2 in range(si + 1):
+                    tmp[c1 + c2] += x * ((1.0 - p1) * poly[i, 0, c2] + p1 * poly[i, 1, c2])
+            for c in range(sp_ + si + 1):
+                poly[pa, b, c] = tmp[c]
+        size[pa] = sp_ + si
+
+
+@kernel
+def mixture_size_marginals(A, V, parents, orders, lam):
+    """Exact P(y_j = 1, |y| = s | x) of the mixture, shape (n, d, d) (entry
+    ``[r, j, s - 1]``): per tree, the size distribution with y_j clamped to 1
+    (:func:`_tree_size_poly`, O(d^2) per label), lam-weighted. O(n K d^3)."""
+    n, K, d = A.shape
+    out = np.zeros((n, d, d))
+    poly = np.zeros((d, 2, d + 1))
+    size = np.zeros(d, dtype=np.int64)
+    tmp = np.zeros(d + 1)
+    total = np.zeros(d + 1)
+    for r in range(n):
+        for k in range(K):
+            for j in range(d):
+                _tree_size_poly(A, V, parents, orders, r, k, j, poly, size, tmp, total)
+                for s in range(1, d + 1):
+                    out[r, j, s - 1] += lam[k] * total[s]
+    return out
+
+
+@kernel
+def mixture_sample(A, V, parents, orders, lam, n_samples, seed):
+    """``n_samples`` label vectors per row drawn from the mixture (a tree drawn by its
+    weight ``lam``, then its labels in topological order, each given its parent's):
+    uint8 (n, n_samples, d)."""
+    n, K, d = A.shape
+    np.random.seed(seed)
+    out = np.zeros((n, n_samples, d), dtype=np.uint8)
+    cum = np.cumsum(lam)
+    for r in range(n):
+        for t in range(n_samples):
+            u = np.random.random() * cum[K - 1]
+            k = 0
+            while k < K - 1 and cum[k] <= u:
+                k += 1
+            for q in range(d):
+                i = orders[k, q]
+                pa = parents[k, i]
+                z = A[r, k, i]
+                if pa >= 0 and out[r, t, pa] == 1:
+                    z += V[r, k, i]
+                if np.random.random() < _sigmoid(z):
+                    out[r, t, i] = 1
+    return out
+
+
 # -- maximum branching ----------------------------------------------------------------------
 
 

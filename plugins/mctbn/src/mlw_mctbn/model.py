@@ -20,6 +20,10 @@ from mlw.validation import check_param, check_Y
 from mlw_mctbn import _kernels, _learning, _logistic
 from mlw_mctbn._learning import Mixture
 
+#: Above this many labels, ``size_marginals`` (O(L^3) per row and tree) gives ``None``
+#: and the ``f1`` decoder samples from the model instead.
+EXACT_SIZE_LABELS = 64
+
 #: The default grid of inverse regularisation strengths searched by internal CV.
 DEFAULT_CS = (0.01, 0.1, 1.0, 10.0, 100.0)
 
@@ -169,6 +173,40 @@ class _TreeMixtureLearner(MultiLabelLearner):
         logits are computed once)."""
         AV = self._logits(X)
         return self._map_from_logits(*AV), self._marginals_from_logits(*AV)
+
+    # -- what the decoders use (mlw.decoders) -----------------------------------------------
+    def _checked_logits(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        check_is_fitted(self, "n_labels_")
+        return self._logits(self._validate_X(X, reset=False))
+
+    def joint_mode(self, X: Any) -> np.ndarray:
+        """The MAP label vector of each row, shape (n, L): exact for one tree (max-sum),
+        by simulated annealing for a mixture (as ``predict`` without the top-label
+        rule)."""
+        return self._map_from_logits(*self._checked_logits(X))
+
+    def size_marginals(self, X: Any) -> np.ndarray | None:
+        """Exact P(y_j = 1, |y| = s | x), shape (n, L, L) (entry ``[i, j, s - 1]``), by
+        a leaves-up count of set sizes in every tree with each label clamped to 1
+        (O(trees L^3) per row); ``None`` above ``EXACT_SIZE_LABELS`` labels, where
+        the decoders sample instead."""
+        if self.n_labels_ > EXACT_SIZE_LABELS:
+            check_is_fitted(self, "n_labels_")
+            return None
+        A, V = self._checked_logits(X)
+        return _kernels.mixture_size_marginals(A, V, self.parents_, self.orders_,
+                                               self.mixture_weights_)
+
+    def sample_labels(self, X: Any, *, n_samples: int = 100,
+                      random_state: int | None = None) -> np.ndarray:
+        """``n_samples`` label vectors per row drawn from P(y | x) (a tree by its mixture
+        weight, then its labels root down), uint8 of shape (n, n_samples, L), seeded by
+        ``random_state``."""
+        check_param("n_samples", n_samples, int, low=1)
+        A, V = self._checked_logits(X)
+        seed = int(np.random.default_rng(random_state).integers(2**62))
+        return _kernels.mixture_sample(A, V, self.parents_, self.orders_,
+                                       self.mixture_weights_, int(n_samples), seed)
 
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """Exact log P(y | x) = log sum_k lam_k prod_i P(y_i | x, y_parent_k(i)),

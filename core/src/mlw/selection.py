@@ -1,18 +1,34 @@
-"""Inner model selection: choose a learner's parameters from a grid inside one outer
-training part, with the same fit-and-score step as every other evaluation
-(:func:`mlw.model_selection.fit_and_evaluate`), so a selection is nothing but more
-cells' worth of the one mechanism."""
+"""Model selection: choose a learner's parameters from a grid inside one outer
+training part (an ``mlw bench`` learner's ``grid`` and ``select``), with the same
+fit-and-score step as every other evaluation (:func:`mlw.evaluation.fit_and_evaluate`),
+so a selection is nothing but more folds' worth of the one mechanism.
+
+The learner of a grid point comes from the caller's ``build(point)`` (the cell's
+registration, parameters and seed: :func:`mlw.factory.build_learner`), so a selection
+looks no name up."""
 
 from __future__ import annotations
 
+import copy
+import inspect
 import itertools
+import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from mlw._guard import learner_call
 from mlw.dataset import Dataset
+from mlw.evaluation import evaluate, evaluate_fitted, fit_and_evaluate, timed
+from mlw.jsonsafe import to_jsonable
+from mlw.plan import prepare_evaluation
+from mlw.plugins import get_plugin_manager
+from mlw.splits import cv_splits
+
+#: Builds the unfitted learner of a grid point (the entry's parameters and the point's).
+Build = Callable[[Mapping[str, Any]], Any]
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -39,8 +55,6 @@ def validation_split(n: int, fraction: float, seed: int | None) -> tuple[np.ndar
 
 def _splits(train: Dataset, selection: Any, seed: int, validation: Dataset | None
             ) -> list[tuple[Dataset, Dataset]]:
-    from mlw.model_selection import cv_splits
-
     if selection.method == "split":
         if validation is None:
             raise ValueError("select method 'split' needs a dataset with a validation "
@@ -55,26 +69,23 @@ def _splits(train: Dataset, selection: Any, seed: int, validation: Dataset | Non
 
 
 def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | None = None,
-                  kept: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[dict]]:
+                  kept: dict[str, Any] | None = None, *, build: Build
+                  ) -> tuple[dict[str, Any], list[dict]]:
     """The grid point of ``entry`` (a :class:`LearnerEntry` with ``grid`` and
     ``select``) with the best ``select.metric`` on ``train``'s inner split(s) (or on
     ``validation``, the dataset's own split, for ``method="split"``), and the score of
     every point scored (``[{"params", "score"}]``, in the order scored: every point in
     grid order, or the points an ``ordered`` search visited). A warm-started path puts
     the chosen point's fitted model and its fit seconds in ``kept`` (``"model"``,
-    ``"fit_seconds"``, ``"compile_seconds"``, ``"fit_cpu_seconds"``)."""
-    from mlw.experiments.config import build_learner
-    from mlw.model_selection import fit_and_evaluate, prepare_evaluation
-    from mlw.plugins import get_plugin_manager
-
+    ``"fit_seconds"``, ``"compile_seconds"``, ``"fit_cpu_seconds"``). ``build(point)``
+    is the unfitted learner of a grid point."""
     selection = entry.select
     higher = get_plugin_manager().metric(selection.metric).greater_is_better
     splits = _splits(train, selection, seed, validation)
     trail: list[dict[str, Any]] = []
 
     def score_of(point: dict[str, Any]) -> float:
-        setup = prepare_evaluation(build_learner(entry, seed, point), [selection.metric],
-                                   entry.threshold)
+        setup = prepare_evaluation(build(point), [selection.metric], entry.threshold)
         values = []
         for fit_part, val_part in splits:
             result, _ = fit_and_evaluate(setup, fit_part, val_part)
@@ -86,14 +97,14 @@ def select_params(entry: Any, train: Dataset, seed: int, validation: Dataset | N
     points = grid_points(entry.grid)
     if getattr(selection, "warm_start", False):
         (train_part, val_part), = splits
-        chosen, model, timing = _warm_path(entry, seed, points, train_part, val_part,
+        chosen, model, timing = _warm_path(entry, build, points, train_part, val_part,
                                            trail, higher)
         if kept is not None:
             kept.update(model=model, fit_seconds=timing[0], compile_seconds=timing[1],
                         fit_cpu_seconds=timing[2])
         return chosen, trail
     if getattr(selection, "staged", None) is not None:
-        scored = _staged_scores(entry, seed, splits, selection)
+        scored = _staged_scores(entry, build, splits, selection)
         for point in points:  # the trail in grid order, as without stages
             trail.append({"params": point, "score": scored[_point_key(point)]})
         return _best_of(trail, higher, entry), trail
@@ -149,22 +160,13 @@ def _ordered_search(entry: Any, points: list[dict[str, Any]], score_of: Any, hig
 
 
 def _point_key(point: dict[str, Any]) -> str:
-    import json
-
-    from mlw.jsonsafe import to_jsonable
-
     return json.dumps(to_jsonable(point), sort_keys=True)
 
 
-def _staged_scores(entry: Any, seed: int, splits: list[tuple[Dataset, Dataset]],
+def _staged_scores(entry: Any, build: Build, splits: list[tuple[Dataset, Dataset]],
                    selection: Any) -> dict[str, float]:
     """Every grid point's score, the ``selection.staged`` parameter read from the stages
     of one fit per combination of the other parameters (at its largest value)."""
-    from mlw.evaluation import evaluate
-    from mlw.experiments.config import build_learner
-    from mlw.model_selection import fit_and_evaluate, prepare_evaluation
-    from mlw.plugins import get_plugin_manager
-
     name, metric = selection.staged, selection.metric
     needs = get_plugin_manager().metric(metric).needs
     if needs == "joint":
@@ -174,8 +176,8 @@ def _staged_scores(entry: Any, seed: int, splits: list[tuple[Dataset, Dataset]],
     others = {k: v for k, v in entry.grid.items() if k != name}
     out: dict[str, float] = {}
     for base in grid_points(others) or [{}]:
-        setup = prepare_evaluation(build_learner(entry, seed, {**base, name: values[-1]}),
-                                   [metric], entry.threshold)
+        setup = prepare_evaluation(build({**base, name: values[-1]}), [metric],
+                                   entry.threshold)
         if setup.evaluation_threshold is not None:
             raise ValueError(f"learner {entry.key!r}: a staged selection needs the "
                              f"learner's own decision (a threshold it takes itself)")
@@ -200,8 +202,6 @@ def _staged_scores(entry: Any, seed: int, splits: list[tuple[Dataset, Dataset]],
 def _stages_at(method: Any, X: Any, values: list[int]) -> list[Any]:
     """``method(X, values)`` (one yield per value), or for a method that takes no values
     (``staged_predict(X)``, one yield per stage 1, 2, ...) the yields at ``values``."""
-    import inspect
-
     params = [p for p in inspect.signature(method).parameters.values()
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(params) >= 2:
@@ -219,22 +219,15 @@ def _stages_at(method: Any, X: Any, values: list[int]) -> list[Any]:
     return got
 
 
-def _warm_path(entry: Any, seed: int, points: list[dict[str, Any]], train: Dataset,
+def _warm_path(entry: Any, build: Build, points: list[dict[str, Any]], train: Dataset,
                validation: Dataset, trail: list[dict[str, Any]], higher: bool
                ) -> tuple[dict[str, Any], Any, tuple[float, float]]:
     """The grid's points fitted in order on one learner (``set_params`` between fits:
     a ``warm_start`` learner continues from the previous solution), each scored on
     ``validation``: the best point (first in grid order on ties), a copy of its fitted
     model, and that fit's (seconds, numba compile seconds)."""
-    import copy
-
-    from mlw._guard import learner_call
-    from mlw.experiments.config import build_learner
-    from mlw.model_selection import _timed, evaluate_fitted, prepare_evaluation
-
     metric = entry.select.metric
-    setup = prepare_evaluation(build_learner(entry, seed, points[0]), [metric],
-                               entry.threshold)
+    setup = prepare_evaluation(build(points[0]), [metric], entry.threshold)
     if setup.evaluation_threshold is not None:
         raise ValueError(f"learner {entry.key!r}: a warm-started path needs the learner's "
                          f"own decision (a threshold it takes itself)")
@@ -247,7 +240,7 @@ def _warm_path(entry: Any, seed: int, points: list[dict[str, Any]], train: Datas
             with learner_call(model, "fit"):
                 model.fit(train.X, train.Y)
 
-        _, seconds, compiling, cpu_seconds = _timed(fit)
+        _, seconds, compiling, cpu_seconds = timed(fit)
         score = float(evaluate_fitted(model, validation.X, validation.Y, [metric])[0][metric])
         trail.append({"params": point, "score": score})
         if math.isnan(score):

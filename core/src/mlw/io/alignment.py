@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from mlw.dataset import Dataset
 from mlw.io._common import DatasetWarning
 
-__all__ = ["align", "reference_of"]
+__all__ = ["align", "align_test", "reference_of"]
 
 
 def reference_of(dataset: Dataset) -> dict[str, Any]:
@@ -251,6 +251,26 @@ def align(data: Dataset, reference: Dataset | Mapping[str, Any], *,
         provenance.pop("schema", None)
     labels = ref_labels if (ref_labels and data.label_names) else list(data.label_names)
     return Dataset(X_new, Y, ref_names, labels, data.name, provenance)
+
+
+def align_test(train: Dataset, test: Dataset) -> Dataset:
+    """``test`` encoded as ``train`` is (:func:`align`: features and labels by name,
+    nominal attributes by value), or a ``ValueError`` naming the column that cannot be
+    aligned: one the training set has and ``test`` lacks, or one ``test`` has and the
+    training set does not. The one place an evaluation's test set is aligned
+    (:meth:`mlw.DataPlan.holdout`, so ``mlw fit``, ``mlw bench`` and
+    :func:`mlw.holdout`)."""
+    aligned = align(test, train, extra="error")
+    if train.n_features != aligned.n_features:
+        raise ValueError(f"the test set has {aligned.n_features} features but the training "
+                         f"set has {train.n_features}")
+    if train.n_labels != aligned.n_labels:
+        raise ValueError(f"the test set has {aligned.n_labels} labels but the training set "
+                         f"has {train.n_labels}")
+    if list(train.label_names) != list(aligned.label_names):
+        raise ValueError("the test set's labels differ from the training set's "
+                         "(names or order)")
+    return aligned
 
 
 def _assemble(X: Any, pieces: list[Any], n: int) -> Any:
