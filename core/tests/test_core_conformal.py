@@ -198,3 +198,16 @@ def test_calibration_wrapper_lowers_the_ece_of_miscalibrated_scores(method) -> N
     after = mlw.evaluate(te_y, scores=cal.predict_proba(te_x), metrics=["ece_pooled"])
     assert after["ece_pooled"] < 0.7 * before["ece_pooled"]
     assert cal.predict(te_x).shape == te_y.shape
+
+
+def test_reliability_diagram_draws_a_png(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    from mlw.experiments.plots import reliability_diagram
+
+    rng = np.random.default_rng(8)
+    S = rng.random((200, 3))
+    Y = (rng.random((200, 3)) < S).astype(np.uint8)
+    out = tmp_path / "reliability.png"
+    reliability_diagram({"a": reliability_table(Y, S), "b": reliability_table(Y, S ** 2)}, out,
+                        title="test")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

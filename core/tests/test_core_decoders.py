@@ -315,3 +315,37 @@ def test_a_malformed_decoder_registration_breaks_only_its_plugin(fresh_plugins) 
 def test_all_vectors_reference_is_in_lexicographic_order() -> None:
     V = all_vectors(3)
     assert [index_of(v) for v in V] == list(range(8))
+
+
+# -- which decoder decides which metric -------------------------------------------------------
+
+
+def test_matched_decoding_gives_each_metric_the_decoder_of_its_measure() -> None:
+    from mlw.decoders.routing import describe, resolve_decoders
+
+    routes = resolve_decoders("matched", ["f1_example", "subset_accuracy", "f1_micro",
+                                          "auc_micro"])
+    assert set(routes) == {"f1_example", "subset_accuracy"}
+    assert describe(routes) == "f1 for f1_example; subset for subset_accuracy"
+    one = resolve_decoders("f1:beta=2", ["f1_example", "hamming_loss", "log_loss"])
+    assert set(one) == {"f1_example", "hamming_loss"}
+    assert one["f1_example"] is one["hamming_loss"] and one["f1_example"].beta == 2.0
+    pairs = resolve_decoders("f1_example=f1,hamming_loss=hamming", None)
+    assert describe(pairs) == "f1 for f1_example; hamming for hamming_loss"
+
+
+def test_decode_choices_are_checked_before_any_fit() -> None:
+    from mlw.decoders.routing import resolve_decoders
+
+    with pytest.raises(ValueError, match="only label-set metrics"):
+        resolve_decoders("auc_micro=f1", None)
+    with pytest.raises(mlw.UnknownNameError):
+        resolve_decoders("f1_example=f9", None)
+    with pytest.raises(ValueError, match="metric=decoder pairs"):
+        resolve_decoders("f1_example=,x", None)
+
+    class NoScores(mlw.MultiLabelLearner):
+        _joint_prediction = True
+
+    with pytest.raises(DecoderError):
+        resolve_decoders("f1", None, NoScores())

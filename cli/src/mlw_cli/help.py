@@ -31,7 +31,8 @@ def _registered(kind: str) -> list[str]:
 
         pm = mlw.plugins.get_plugin_manager()
         table = {"learner": pm.learners, "threshold": pm.thresholds,
-                 "metric": pm.metrics, "generator": pm.generators}[kind]()
+                 "decoder": pm.decoders, "metric": pm.metrics,
+                 "generator": pm.generators}[kind]()
     except Exception:  # help and completion must never fail
         return []
     return sorted(table) if kind != "metric" else list(table)

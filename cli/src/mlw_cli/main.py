@@ -330,6 +330,17 @@ _Param = Annotated[list[str] | None, typer.Option(
 _Threshold = Annotated[str | None, typer.Option(
     "--threshold", metavar="NAME[:OPTIONS]", help="Thresholding strategy (default: the "
     "learner's).", autocompletion=complete("threshold"))]
+_Decode = Annotated[str | None, typer.Option(
+    "--decode", metavar="NAME|matched|METRIC=NAME,...", help="Score label-set metrics on "
+    "the label sets a decoder computes for them from the fitted learner: one decoder for "
+    "all (f1, subset, hamming, jaccard; options as f1:beta=2), 'matched' (each metric the "
+    "decoder of its measure), or per metric (f1_example=f1,subset_accuracy=subset).",
+    autocompletion=complete("decoder"))]
+_Conformal = Annotated[str | None, typer.Option(
+    "--conformal", metavar="recall:TARGET", help="Label sets whose recall is guaranteed: "
+    "the learner fitted on 70% of the training rows, its scores cut by conformal risk "
+    "control on the rest (expected recall >= TARGET on exchangeable data); prints the "
+    "recall achieved on the test set next to TARGET.")]
 _Metrics = Annotated[str | None, typer.Option(
     "--metrics", "-m", metavar="A,B,...", help="Metrics to compute, comma-separated "
     "(default: all the learner's outputs allow).",
@@ -351,13 +362,13 @@ _ShowModel = Annotated[bool, typer.Option(
 
 
 @app.command("fit", cls=registry_help(learner="learner", threshold="threshold",
-                                       metrics="metric"))
+                                       metrics="metric", decode="decoder"))
 def fit(learner: _Learner, data: _Data = DEFAULT_DATA, test: _Test = None, cv: _Cv = None,
         seed: _Seed = 0, labels: _Labels = None, n_labels: _NLabels = None,
         param: _Param = None, threshold: _Threshold = None, metrics: _Metrics = None,
         per_label: _PerLabel = False, out: _Out = None, save: _Save = None,
-        as_json: _Json = False, show_model: _ShowModel = False,
-        top_k: _TopK = None) -> None:
+        as_json: _Json = False, show_model: _ShowModel = False, decode: _Decode = None,
+        conformal: _Conformal = None, top_k: _TopK = None) -> None:
     """Fit a learner and evaluate it (hold-out or cross-validation)."""
     with handle_errors(as_json):
         from mlw.jit import compile_notice, compile_timer
@@ -371,7 +382,8 @@ def fit(learner: _Learner, data: _Data = DEFAULT_DATA, test: _Test = None, cv: _
         plan = mlw.plan_evaluation(learner, params=param or [], threshold=threshold,
                                    metrics=_metric_names(metrics), data=data, test=test,
                                    cv=cv, seed=seed, labels=labels, n_labels=n_labels,
-                                   per_label=per_label, isolate=True, top_k=top_k)
+                                   per_label=per_label, isolate=True, decode=decode,
+                                   conformal=conformal, top_k=top_k)
         if plan.evaluation_threshold is not None:
             eprint(f"note: {learner!r} makes its own joint decision; the label-set metrics "
                    f"score threshold {threshold!r} on its marginals instead")
@@ -464,6 +476,9 @@ def _report_fit(plan: Any, result: Any, *, seed: int, save: str | None, show_mod
         }
         if plan.evaluation_threshold is not None:
             obj["evaluation_threshold"] = plan.evaluation_threshold
+        if plan.recall_target is not None:
+            obj["conformal"] = {"target_recall": plan.recall_target,
+                                "achieved_recall": _achieved_recall(result)}
         if text is not None:
             eprint(text)
         print_json(obj)
@@ -490,9 +505,19 @@ def _report_fit(plan: Any, result: Any, *, seed: int, save: str | None, show_mod
     if result.per_label is not None:
         out.print(_per_label_table(result))
     out.print(caption, markup=False)
+    if plan.recall_target is not None:
+        out.print(f"conformal recall: achieved {_achieved_recall(result):.4f} on the test "
+                  f"{'folds (mean)' if data.kind == 'cv' else 'set'}, target "
+                  f"{plan.recall_target:g} (guaranteed in expectation over calibration "
+                  f"sets)", markup=False)
     out.print(timing, markup=False)
     if text is not None:
         results().write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
+
+
+def _achieved_recall(result: Any) -> float:
+    """The recall the conformal sets achieved: 1 - the metric ``fnr_example``."""
+    return 1.0 - float(result.metrics["fnr_example"])
 
 
 # --- predict -------------------------------------------------------------------------------------
@@ -628,8 +653,8 @@ def bench(
             if not learner_list or not dataset_list:
                 raise ValueError("give --learners and --datasets, or --config")
             experiment = experiment_from_options(
-                learners=learner_list, datasets=dataset_list, folds=cv or 10,
-                metrics=metric_list, seed=seed or 0)
+                learners=learner_list, datasets=dataset_list, folds=cv,
+                metrics=metric_list, seed=seed)
         only = parse_folds(folds)
         if only is not None:
             experiment = experiment.with_overrides(only_folds=only)

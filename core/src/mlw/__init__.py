@@ -40,7 +40,7 @@ _LAZY: dict[str, str] = {
     "generate_dataset": "mlw.api",
     "get_learner": "mlw.factory",
     "get_threshold": "mlw.factory",
-    "get_decoder": "mlw.api",
+    "get_decoder": "mlw.factory",
     "list_decoders": "mlw.api",
     "list_generators": "mlw.api",
     "list_learners": "mlw.api",
@@ -102,7 +102,6 @@ __getattr__, __dir__ = attach(__name__, _LAZY, submodules=_SUBMODULES)
 if TYPE_CHECKING:  # what type checkers and IDEs see
     from mlw.api import (
         generate_dataset,
-        get_decoder,
         list_decoders,
         list_generators,
         list_learners,
@@ -115,7 +114,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from mlw.conformal import ConformalRecall
     from mlw.dataset import Dataset
     from mlw.evaluation import cross_validate, evaluate, holdout, run_plan
-    from mlw.factory import get_learner, get_threshold
+    from mlw.factory import get_decoder, get_learner, get_threshold
     from mlw.fold_results import EvaluationResult, FoldResult
     from mlw.io import load_dataset
     from mlw.io.load import DatasetNotFoundError

@@ -18,23 +18,6 @@ from mlw.registry import (
 )
 
 
-def get_decoder(name: str, **options: Any) -> Any:
-    """A decoder registered under ``name`` (``"f1"``, ``"subset"``, ...), built with
-    ``options``; also ``"f1:beta=2"`` (options after a colon, as for thresholds).
-
-    Examples
-    --------
-    >>> import mlw
-    >>> mlw.get_decoder("f1", n_samples=200)
-    F1Decoder(n_samples=200)
-    """
-    from mlw.decoders import make_decoder
-
-    if options:
-        return make_decoder(name, **options)
-    return make_decoder(name)
-
-
 def list_decoders() -> dict[str, DecoderSpec]:
     """Every registered decoder, by name."""
     return get_plugin_manager().decoders()

@@ -40,6 +40,30 @@ from mlw.validation import check_param
 LTT_GRID = np.linspace(0.0, 1.0, 1001)
 
 
+def parse_target(choice: Any) -> float:
+    """The target recall of a conformal choice: ``"recall:0.9"`` or a number in (0, 1).
+
+    Examples
+    --------
+    >>> parse_target("recall:0.9")
+    0.9
+    """
+    text = str(choice).strip()
+    measure, colon, value = text.partition(":")
+    if colon and measure.strip() != "recall":
+        raise ValueError(f"--conformal {text!r}: only recall can be guaranteed "
+                         f"(recall:0.9)")
+    raw = value if colon else text
+    try:
+        target = float(raw)
+    except ValueError:
+        raise ValueError(f"--conformal {text!r}: expected recall:TARGET with TARGET in "
+                         f"(0, 1), such as recall:0.9") from None
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"--conformal {text!r}: the target recall must be in (0, 1)")
+    return target
+
+
 def false_negative_rate(Y_true: Any, Y_pred: Any) -> np.ndarray:
     """Each row's FNR: the fraction of its true labels not predicted (0 for a row
     without true labels), shape (n,).

@@ -17,11 +17,13 @@ from sklearn.base import clone
 
 from mlw._guard import _who, check_outputs, learner_call, plugin_call, threshold_call
 from mlw.dataset import Dataset
+from mlw.decoders.routing import decoded_label_sets
 from mlw.fold_results import EvaluationResult, FoldResult
 from mlw.io.plan import DEFAULT_SEED, DataPlan
 from mlw.isolation import ProcessDied, contained, describe_exit
 from mlw.jit import compile_timer
 from mlw.learner import fit_threshold
+from mlw.metrics.calibration import reliability_table
 from mlw.metrics.context import EvalContext
 from mlw.metrics.scores import per_label_table
 from mlw.plan import EvaluationPlan, prepare_evaluation
@@ -149,7 +151,8 @@ def _scores_of(model: Any, X: Any) -> Any:
 
 def evaluate_fitted(model: Any, X: Any, Y: Any,
                     metrics: Iterable[str] | None = None, *,
-                    threshold: Any = None) -> tuple[dict[str, float], float]:
+                    threshold: Any = None, decoders: Any = None
+                    ) -> tuple[dict[str, float], float]:
     """Evaluate a fitted learner on ``(X, Y)``: returns the metrics and the seconds spent
     predicting (``predict``, plus ``predict_proba`` where the learner has it and
     ``log_proba_of`` when a requested metric reads it; an mlw learner computes its
@@ -157,16 +160,23 @@ def evaluate_fitted(model: Any, X: Any, Y: Any,
 
     ``threshold``, a *fitted* thresholding strategy, replaces the learner's own label
     sets: the label-set metrics then score ``threshold.predict(predict_proba(X))``.
+    ``decoders`` (``{metric: decoder}``, :func:`mlw.decoders.routing.resolve_decoders`)
+    scores those metrics on the label sets their decoder computes instead (the seconds
+    include the decoding).
     """
-    values, seconds, _ = _evaluate_fitted(model, X, Y, metrics, threshold=threshold)
+    values, seconds, _, _ = _evaluate_fitted(model, X, Y, metrics, threshold=threshold,
+                                             decoders=decoders)
     return values, seconds
 
 
 def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, *,
                      threshold: Any = None, per_label: bool = False,
-                     label_names: Any = None, top_k: int | None = None,
-                     Y_train: Any = None) -> tuple[dict[str, float], float, Any]:
-    """:func:`evaluate_fitted`, and the per-label table when ``per_label``; with
+                     label_names: Any = None, decoders: Any = None,
+                     top_k: int | None = None, Y_train: Any = None
+                     ) -> tuple[dict[str, float], float, Any, Any]:
+    """:func:`evaluate_fitted`, the per-label table when ``per_label`` (of the learner's
+    own label sets), and the reliability table of the scores pooled over labels
+    (:func:`mlw.metrics.calibration.reliability_table`; ``None`` without scores); with
     ``top_k``, the learner's ``predict_topk`` ranking too, scored with the inverse
     propensities of ``Y_train`` (the metrics at k). The seconds are those of the
     predictions alone: neither the metrics nor numba compiling."""
@@ -189,6 +199,7 @@ def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, 
         else:
             Y_pred, scores = model.predict(X), _scores_of(model, X)
         log_proba = model.log_proba_of(X, Y) if wants_joint else None
+        decoded = decoded_label_sets(model, X, decoders) if decoders else {}
         ranking = model.predict_topk(X, top_k) if top_k is not None else None
         seconds = max(time.perf_counter() - start - compiling.seconds, 0.0)
     n_labels = getattr(Y, "shape", (None, None))[1]
@@ -202,8 +213,17 @@ def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, 
     ctx = EvalContext(Y, Y_pred, scores=scores, log_proba=log_proba,  # counted once
                       topk=ranking, inv_propensity=inv)
     values = metric_values(ctx, names)
+    contexts: dict[int, EvalContext] = {}
+    for metric, labels in decoded.items():
+        if metric in values:  # scored on the decoder's label sets, counted once each
+            check_outputs(model, X.shape[0], n_labels, Y_pred=labels)
+            dctx = contexts.setdefault(id(labels), EvalContext(Y, labels, scores=scores))
+            values[metric] = metric_values(dctx, [metric])[metric]
     table = per_label_frame(ctx, label_names) if per_label else None
-    return values, seconds, table
+    reliability = None
+    if scores is not None:
+        reliability = reliability_table(ctx.Y_true, ctx.scores)
+    return values, seconds, table, reliability
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float, float, float]:
@@ -242,14 +262,15 @@ def fit_and_evaluate(setup: EvaluationPlan, train: Dataset, test: Dataset, *,
         return fit_threshold(threshold, training_scores, train.Y)
 
     strategy, fit_seconds, compile_fit, fit_cpu_seconds = timed(fit)
-    (values, predict_seconds, table), _, compile_predict, _ = timed(
+    (values, predict_seconds, table, reliability), _, compile_predict, _ = timed(
         lambda: _evaluate_fitted(model, test.X, test.Y, setup.metrics, threshold=strategy,
+                                 decoders=setup.decoders,
                                  per_label=setup.per_label,
                                  label_names=list(test.label_names),
                                  top_k=getattr(setup, "top_k", None), Y_train=train.Y))
     return FoldResult(values, fit_seconds, predict_seconds, train.n_instances,
                       test.n_instances, fold, compile_fit + compile_predict, table,
-                      fit_cpu_seconds), model
+                      fit_cpu_seconds, reliability), model
 
 
 def run_fold(plan: EvaluationPlan, fold: int = 0) -> tuple[FoldResult, Any]:
@@ -326,7 +347,8 @@ def _contained_folds(plan: EvaluationPlan, progress: Callable[[int, int], None] 
 
 def holdout(learner: Any, train: Dataset, test: Dataset,
             metrics: Iterable[str] | None = None, *,
-            threshold: Any = None, per_label: bool = False) -> EvaluationResult:
+            threshold: Any = None, per_label: bool = False, decode: Any = None,
+            conformal: Any = None) -> EvaluationResult:
     """Fit a clone of ``learner`` on ``train`` and evaluate it on ``test``.
 
     Everything is checked before the fit (:func:`mlw.prepare_evaluation`: metric names
@@ -338,9 +360,21 @@ def holdout(learner: Any, train: Dataset, test: Dataset,
     :class:`mlw.PluginError` naming its plugin. Returns an :class:`EvaluationResult`
     with one fold; its ``model`` is the fitted clone. ``metrics=None`` computes every
     registered metric the learner's outputs allow (label sets, scores, joint
-    log-probabilities). ``threshold`` and ``per_label``: as in :func:`cross_validate`.
+    log-probabilities). ``threshold``, ``per_label``, ``decode`` and ``conformal``: as
+    in :func:`cross_validate`.
+
+    Examples
+    --------
+    >>> import mlw
+    >>> train = mlw.load_dataset("emotions")
+    >>> test = mlw.load_dataset("emotions", split="test")
+    >>> result = mlw.holdout(mlw.get_learner("pcc"), train, test, ["f1_example"],
+    ...                      decode="f1")
+    >>> result.decision
+    'threshold cardinality:top_label=auto; decoded: f1 for f1_example'
     """
-    plan = prepare_evaluation(learner, metrics, threshold, per_label=per_label)
+    plan = prepare_evaluation(learner, metrics, threshold, per_label=per_label,
+                              decode=decode, conformal=conformal)
     plan.data = DataPlan.holdout(train, test)
     return run_plan(plan)
 
@@ -350,7 +384,8 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10,
                    metrics: Iterable[str] | None = None,
                    progress: Callable[[int, int], None] | None = None, *,
                    threshold: Any = None, refit: bool = False,
-                   per_label: bool = False, isolate: bool = False) -> EvaluationResult:
+                   per_label: bool = False, isolate: bool = False, decode: Any = None,
+                   conformal: Any = None) -> EvaluationResult:
     """k-fold cross-validation with iterative stratification.
 
     Everything is checked before the first fit (:func:`mlw.prepare_evaluation`). Each
@@ -388,12 +423,21 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10,
         process dies (a crash in native code, ``os._exit``) raises a
         :class:`~mlw.PluginError` naming it, the fold and the signal, and this process
         lives on.
+    decode : str, mapping or None, default None
+        Score label-set metrics on the label sets of a decoder (:mod:`mlw.decoders`)
+        computed from each fold's fitted learner: a decoder (``"f1"``, ``"subset"``,
+        ``"f1:beta=2"``), ``"matched"`` (each metric the decoder of its measure), or
+        ``{metric: decoder}``.
+    conformal : str, float or None, default None
+        ``"recall:0.9"``: wrap the learner in :class:`mlw.ConformalRecall` guaranteeing
+        that recall (``alpha = 0.1``); the achieved value is ``1 - fnr_example``.
 
     Returns
     -------
     EvaluationResult with one :class:`FoldResult` per fold (metrics are fold means).
     """
-    plan = prepare_evaluation(learner, metrics, threshold, per_label=per_label)
+    plan = prepare_evaluation(learner, metrics, threshold, per_label=per_label,
+                              decode=decode, conformal=conformal)
     plan.data = DataPlan.cross_validation(dataset, check_folds(k, "k"), seed=seed)
     plan.isolate = isolate
     return run_plan(plan, progress=progress, refit=refit)

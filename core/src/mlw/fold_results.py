@@ -21,6 +21,10 @@ class FoldResult:
     cache), which is ``compile_seconds``. ``fit_cpu_seconds`` is the fit's process CPU
     time, compiling excluded: on a busy machine wall time grows with the load, CPU time
     much less, so it is the figure to compare across runs (``None`` when not measured).
+    ``reliability`` is the reliability table of the test scores pooled over labels
+    (:func:`mlw.metrics.calibration.reliability_table`: per score bin, the count, the
+    sum of scores and the positives; ``None`` for a learner without scores), from which
+    ``mlw report`` draws reliability diagrams.
     """
 
     metrics: dict[str, float]
@@ -32,6 +36,7 @@ class FoldResult:
     compile_seconds: float = 0.0
     per_label: Any = field(default=None, repr=False)
     fit_cpu_seconds: float | None = None
+    reliability: Any = field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {} if self.fold is None else {"fold": self.fold}

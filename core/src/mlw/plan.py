@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sklearn.base import clone
 
+from mlw.conformal import ConformalRecall, parse_target
+from mlw.decoders.routing import describe, resolve_decoders
 from mlw.factory import build_learner
 from mlw.io.plan import DEFAULT_SEED, DataPlan, plan_data
 from mlw.jsonsafe import to_jsonable
@@ -61,6 +63,12 @@ class EvaluationPlan:
         (:func:`mlw.isolation.contained`, what ``mlw fit --cv`` does): a fold whose
         process dies (a crash in native code, ``os._exit``) is a
         :class:`~mlw.PluginError` naming the learner, the fold and how it ended
+    decoders : ``{metric: decoder}``: the label-set metrics scored on the label sets a
+        decoder computes from the fitted learner (:mod:`mlw.decoders`) instead of its
+        own; empty when nothing is decoded
+    recall_target : the recall a conformal wrapper guarantees
+        (:class:`mlw.ConformalRecall`, ``mlw fit --conformal recall:0.9``), or ``None``;
+        the achieved value is the metric ``fnr_example`` (recall = 1 - FNR)
     """
 
     learner: Any
@@ -71,6 +79,8 @@ class EvaluationPlan:
     data: DataPlan | None = None
     name: str | None = None
     isolate: bool = False
+    decoders: dict[str, Any] = field(default_factory=dict)
+    recall_target: float | None = None
     top_k: int | None = None
 
 
@@ -90,8 +100,8 @@ def _strategy_name(choice: Any) -> str:
 
 def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
                        threshold: Any = None, *, per_label: bool = False,
-                       data: DataPlan | None = None,
-                       top_k: int | None = None) -> EvaluationPlan:
+                       data: DataPlan | None = None, decode: Any = None,
+                       conformal: Any = None, top_k: int | None = None) -> EvaluationPlan:
     """Check an evaluation before any fit, so a mistake costs nothing.
 
     - every metric name is registered (:class:`mlw.UnknownNameError` with suggestions);
@@ -110,6 +120,14 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
     (a positive int, for a learner with scores) ranks each test instance's best
     ``top_k`` labels and adds the metrics at k up to ``top_k`` to the default metrics
     (a metric at k above ``top_k`` asked by name is an error).
+
+    ``decode`` scores label-set metrics on the label sets of a decoder
+    (:func:`mlw.decoders.routing.resolve_decoders`: a decoder name such as ``"f1"``,
+    ``"matched"`` for the decoder of each metric's measure, or ``{metric: decoder}``);
+    each name, and that the learner gives what each decoder needs, is checked here.
+    ``conformal`` (``"recall:0.9"`` or a target recall) wraps the learner in
+    :class:`mlw.ConformalRecall` with ``alpha = 1 - target`` and adds the metric
+    ``fnr_example`` (the achieved recall is 1 minus it).
 
     Examples
     --------
@@ -144,6 +162,19 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
             if at is not None and at > top_k:
                 raise ValueError(f"metric {name!r} needs a ranking of {at} labels; the "
                                  f"top-k asked is {top_k}")
+    recall_target = None
+    if conformal is not None:
+        recall_target = parse_target(conformal)
+        if threshold is not None:
+            raise ValueError("conformal label sets are cut at their own calibrated "
+                             "threshold: give --conformal or --threshold, not both")
+        if not tags.predicts_scores:
+            raise ValueError(f"conformal label sets need label scores, which {kind} does "
+                             f"not predict")
+        learner = ConformalRecall(learner, alpha=round(1.0 - recall_target, 12))
+        tags = LearnerTags.of(type(learner))
+        if names is not None and "fnr_example" not in names:
+            names.append("fnr_example")
     params = learner.get_params(deep=False) if hasattr(learner, "get_params") else {}
     evaluation_threshold = None
     if threshold is not None:
@@ -165,8 +196,16 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
         decision = "joint" if rule is False else f"joint, top_label={rule}"
     else:
         decision = "predict"
+    if recall_target is not None:
+        decision = f"conformal recall >= {recall_target:g} (crc)"
+    decoders = {}
+    if decode is not None:
+        decoders = resolve_decoders(decode, names, learner)
+        if decoders:
+            decision = f"{decision}; decoded: {describe(decoders)}"
     return EvaluationPlan(learner, names, evaluation_threshold, decision, bool(per_label),
-                          data, top_k=top_k)
+                          data, decoders=decoders, recall_target=recall_target,
+                          top_k=top_k)
 
 
 def plan_evaluation(learner: str, *, params: Sequence[str] = (), threshold: str | None = None,
@@ -174,13 +213,15 @@ def plan_evaluation(learner: str, *, params: Sequence[str] = (), threshold: str 
                     test: str | None = None, cv: int | None = None,
                     seed: int = DEFAULT_SEED, labels: Sequence[str] | str | None = None,
                     n_labels: int | None = None, per_label: bool = False,
-                    isolate: bool = False, top_k: int | None = None) -> EvaluationPlan:
+                    isolate: bool = False, decode: str | None = None,
+                    conformal: str | None = None, top_k: int | None = None) -> EvaluationPlan:
     """The plan of ``mlw fit`` from its options, every check done before any fit: the
     learner registered as ``learner`` (looked up once) with ``params`` (``key=value``
     texts typed by its defaults), seeded with ``seed``; ``threshold`` and ``metrics``
     as in :func:`prepare_evaluation`; the data plan of :func:`mlw.plan_data`
     (``data``, ``test``, ``cv``, ``labels``, ``n_labels``; folds seeded with ``seed``);
-    ``isolate`` and ``top_k``: see :class:`EvaluationPlan`.
+    ``isolate``: see :class:`EvaluationPlan`; ``decode``, ``conformal`` and ``top_k``
+    as in :func:`prepare_evaluation`.
 
     Examples
     --------
@@ -194,7 +235,8 @@ def plan_evaluation(learner: str, *, params: Sequence[str] = (), threshold: str 
         raise ValueError("give the threshold either with --threshold or with "
                          "--param threshold=..., not both")
     plan = prepare_evaluation(build_learner(spec, seed=seed, params=values), metrics,
-                              threshold, per_label=per_label, top_k=top_k)
+                              threshold, per_label=per_label, decode=decode,
+                              conformal=conformal, top_k=top_k)
     plan.data = plan_data(data, test=test, cv=cv, labels=labels, n_labels=n_labels,
                           seed=seed)
     plan.name, plan.isolate = learner, isolate

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
+
 from mlw.evaluation import evaluate, evaluate_fitted, run_fold
 from mlw.experiments.config import (
     DatasetEntry,
@@ -79,6 +81,8 @@ class Cell:
             "n_folds": self.n_folds, "fold": self.fold, "seed": self.seed,
             "metrics": list(self.metrics) if self.metrics else None,
         }
+        if self.learner.decode is not None:  # absent otherwise: earlier ids stay valid
+            payload["decode"] = self.learner.decode
         text = json.dumps(_jsonable(payload), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -268,7 +272,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "params": json.dumps(_jsonable(dict(cell.learner.params)), sort_keys=True),
         "resolved_params": None,
         "status": "ok", "error": None, "chosen_params": None, "selection": None,
-        "stages": None, "attributes": None, "decision": None, "n_train": None, "n_test": None,
+        "stages": None, "attributes": None, "decision": None, "reliability": None,
+        "n_train": None, "n_test": None,
         "n_features": None, "n_labels": None, "fit_seconds": None, "fit_cpu_seconds": None,
         "predict_seconds": None,
         "compile_seconds": None, "selection_seconds": None,
@@ -301,11 +306,12 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         learner = build(chosen)
         record["resolved_params"] = resolved_params(learner)
         plan = prepare_evaluation(learner, list(cell.metrics) if cell.metrics else None,
-                                  entry.threshold, data=data)
+                                  entry.threshold, data=data, decode=entry.decode)
         plan.name = entry.learner
         if "model" in kept:  # a warm-started path: its chosen model, trained on train
             model = kept["model"]
-            values, predict_seconds = evaluate_fitted(model, test.X, test.Y, plan.metrics)
+            values, predict_seconds = evaluate_fitted(model, test.X, test.Y, plan.metrics,
+                                                      decoders=plan.decoders)
             metrics = dict(values)
             record.update(decision=plan.decision, fit_seconds=kept["fit_seconds"],
                           fit_cpu_seconds=kept.get("fit_cpu_seconds"),
@@ -318,6 +324,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                           fit_cpu_seconds=result.fit_cpu_seconds,
                           predict_seconds=result.predict_seconds,
                           compile_seconds=result.compile_seconds)
+            if result.reliability is not None:
+                record["reliability"] = json.dumps(np.asarray(result.reliability).tolist())
         if cell.learner.attributes:
             record["attributes"] = json.dumps(_jsonable(
                 {a: getattr(model, a, None) for a in cell.learner.attributes}),

@@ -21,6 +21,7 @@ from typing import Any
 import tomllib
 
 from mlw.factory import build_learner
+from mlw.files import not_a_file
 from mlw.io.load import (
     DATA_PATH_ENV,
     DatasetNotFoundError,
@@ -41,9 +42,9 @@ SELECTION_METHODS = ("validation", "cv", "split")
 SELECTION_SEARCHES = ("grid", "ordered")
 
 _EXPERIMENT_KEYS = {"name", "description", "paper", "seed", "metrics", "threshold",
-                    "data_path", "evaluation", "folds", "datasets", "control"}
+                    "data_path", "evaluation", "folds", "datasets", "control", "decode"}
 _LEARNER_KEYS = {"learner", "params", "threshold", "grid", "select", "stages", "label",
-                 "metrics", "attributes"}
+                 "metrics", "attributes", "decode"}
 _DATASET_KEYS = {"name", "source", "evaluation", "folds", "test", "train_rows"}
 _SELECT_KEYS = {"metric", "method", "fraction", "folds", "seed", "search", "staged",
                 "warm_start"}
@@ -114,7 +115,10 @@ class LearnerEntry:
     ``staged_models()`` or ``staged_predict(X)``; a list: ``staged_predict(X, list)``,
     e.g. boosting rounds). ``attributes``: fitted attributes recorded with each cell
     (``["C_", "n_trees_"]``: what the learner chose for itself; null where the fitted
-    model lacks one)."""
+    model lacks one). ``decode``: the decoder per metric (``"f1"``, ``"matched"``, or a
+    table ``{f1_example = "f1", subset_accuracy = "subset"}``; see
+    :func:`mlw.decoders.routing.resolve_decoders`), ``None`` for the learner's own label
+    sets."""
 
     key: str
     learner: str
@@ -126,6 +130,7 @@ class LearnerEntry:
     label: str | None = None
     metrics: tuple[str, ...] | None = None  # instead of the experiment's
     attributes: tuple[str, ...] = ()  # recorded, not part of the cell id
+    decode: str | Mapping[str, str] | None = None
 
     @property
     def display(self) -> str:
@@ -307,8 +312,20 @@ def _none(value: Any) -> Any:
     return value
 
 
-def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
-             ) -> LearnerEntry:
+def _decode(path: str | None, where: str, value: Any) -> str | dict[str, str] | None:
+    """A ``decode`` entry: a decoder name (or ``"matched"``), or a table of metric =
+    decoder name."""
+    if value is None or isinstance(value, str):
+        return _none(value)
+    if isinstance(value, dict) and value and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return dict(value)
+    raise _fail(path, where, "expected a decoder name, \"matched\", or a table of "
+                             "metric = decoder name")
+
+
+def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None,
+             default_decode: Any = None) -> LearnerEntry:
     where = f"learners.{key}"
     if not isinstance(raw, dict):
         raise _fail(path, where, "expected a table ([learners.NAME] with learner = ...)")
@@ -366,13 +383,14 @@ def _learner(path: str | None, key: str, raw: Any, default_threshold: str | None
             isinstance(a, str) and a.isidentifier() for a in attributes):
         raise _fail(path, f"{where}.attributes", "expected a list of attribute names "
                                                  "such as [\"C_\"]")
+    decode = _decode(path, f"{where}.decode", raw.get("decode", default_decode))
     return LearnerEntry(key=key, learner=name,
                         params={k: _none(v) for k, v in params.items()}, threshold=threshold,
                         grid={k: [_none(x) for x in v] for k, v in grid.items()},
                         select=select,
                         stages=stages, label=label,
                         metrics=tuple(metrics) if metrics else None,
-                        attributes=tuple(attributes))
+                        attributes=tuple(attributes), decode=decode)
 
 
 def _dataset(path: str | None, index: int, raw: Any, evaluation: str, folds: int
@@ -449,7 +467,9 @@ def parse_config(data: Mapping[str, Any], *, path: str | None = None,
     raw_learners = data.get("learners", {})
     if not isinstance(raw_learners, dict) or not raw_learners:
         raise _fail(path, "learners", "expected at least one [learners.NAME] table")
-    learners = tuple(_learner(path, k, v, threshold) for k, v in raw_learners.items())
+    decode = _decode(path, "experiment.decode", exp.get("decode"))
+    learners = tuple(_learner(path, k, v, threshold, decode)
+                     for k, v in raw_learners.items())
     control = exp.get("control")
     if control is not None and control not in raw_learners:
         raise _fail(path, "experiment.control", f"{control!r} is not a learner of this "
@@ -468,8 +488,6 @@ def load_config(path: str | os.PathLike[str]) -> Experiment:
     Raises :class:`ConfigError` (a ``ValueError``) naming the file and key."""
     p = Path(require_text(str(path), "the config path"))
     if not p.is_file():
-        from mlw.files import not_a_file
-
         what = not_a_file(p)
         if what is not None:
             raise ValueError(f"config {p} {what}; give a TOML file")
@@ -482,11 +500,11 @@ def load_config(path: str | os.PathLike[str]) -> Experiment:
 
 
 def experiment_from_options(*, learners: Sequence[str], datasets: Sequence[str],
-                            folds: int = DEFAULT_CV, metrics: Sequence[str] | None = None,
-                            seed: int = DEFAULT_SEED, name: str = "bench") -> Experiment:
+                            folds: int | None = None, metrics: Sequence[str] | None = None,
+                            seed: int | None = None, name: str = "bench") -> Experiment:
     """The experiment of ``mlw bench --learners ... --datasets ...`` without a config:
     every learner spec (``name`` or ``name:key=value,...``) on every dataset by
-    ``folds``-fold CV over all its rows."""
+    ``folds``-fold CV over all its rows (``None``: the defaults, 10 folds and seed 0)."""
     if not learners:
         raise ValueError("no learners given")
     if not datasets:
@@ -495,6 +513,8 @@ def experiment_from_options(*, learners: Sequence[str], datasets: Sequence[str],
     keys = [e.key for e in entries]
     if len(set(keys)) != len(keys):
         raise ValueError(f"learner {next(k for k in keys if keys.count(k) > 1)!r} is given twice")
+    folds = DEFAULT_CV if folds is None else folds
+    seed = DEFAULT_SEED if seed is None else seed
     ds = tuple(DatasetEntry(name=_dataset_label(d), source=d, evaluation="cv", folds=folds)
                for d in datasets)
     labels = [d.name for d in ds]
@@ -572,7 +592,7 @@ def check_experiment(experiment: Experiment) -> dict[str, str | None]:
         # every grid point is built (a bad value fails here, not after hours)
         for point in grid_points(entry.grid) or [{}]:
             prepare_evaluation(entry_learner(entry, spec, experiment.seed, point), metrics,
-                               entry.threshold)
+                               entry.threshold, decode=entry.decode)
         learner = entry_learner(entry, spec, experiment.seed)
         if entry.select is not None:
             prepare_evaluation(learner, [entry.select.metric], entry.threshold)

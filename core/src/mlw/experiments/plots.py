@@ -130,3 +130,42 @@ def staged_curves(curves: dict[str, dict[str, list[tuple[int, float]]]],
     fig.tight_layout(rect=(0, 0.07 if handles else 0, 1, 1))
     fig.savefig(path, dpi=100, format="png")
     plt.close(fig)
+
+
+def reliability_diagram(tables: dict[str, Any], path: str | Path | BinaryIO, *,
+                        title: str = "") -> None:
+    """A reliability diagram: per learner (``tables[name]``, an (n_bins, 3) table of
+    ``(count, sum of scores, positives)`` per equal-width score bin, pooled over labels,
+    :func:`mlw.metrics.calibration.reliability_table`), the fraction of positives
+    against the mean score of every non-empty bin, beside the diagonal of perfect
+    calibration, with each learner's pooled ECE in the legend; below, the share of
+    scores in each bin."""
+    plt = _pyplot()
+    fig, (ax, hist) = plt.subplots(2, 1, figsize=(5.2, 6.0), sharex=True,
+                                   gridspec_kw={"height_ratios": [3, 1]})
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="calibrated")
+    n_bins = next(iter(tables.values())).shape[0] if tables else 10
+    centers = (np.arange(n_bins) + 0.5) / n_bins
+    width = 0.8 / n_bins / max(len(tables), 1)
+    for k, (name, table) in enumerate(tables.items()):
+        t = np.asarray(table, dtype=float)
+        count, ssum, pos = t[:, 0], t[:, 1], t[:, 2]
+        seen = count > 0
+        ece = float(np.abs(ssum - pos).sum() / count.sum()) if count.sum() else float("nan")
+        ax.plot(ssum[seen] / count[seen], pos[seen] / count[seen], marker="o", ms=3.5,
+                lw=1.2, label=f"{name} (ECE {ece:.3f})")
+        hist.bar(centers - 0.4 / n_bins + (k + 0.5) * width, count / max(count.sum(), 1),
+                 width=width)
+    ax.set_ylabel("fraction of positives", fontsize=9)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    hist.set_xlabel("mean score in the bin", fontsize=9)
+    hist.set_ylabel("share of scores", fontsize=9)
+    hist.grid(True, alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, format="png")
+    plt.close(fig)

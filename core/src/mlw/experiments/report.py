@@ -26,7 +26,10 @@ from mlw.experiments.stats import (
     learner_labels,
     metrics_of,
 )
+from mlw.experiments.store import read_results
 from mlw.files import atomic_write
+from mlw.plugins import get_plugin_manager
+from mlw.validation import require_text
 
 #: the CD diagrams and staged curves show at most this many metrics per figure
 STAGE_METRICS = 6
@@ -189,6 +192,9 @@ def render_markdown(sections: list[Section], title: str) -> str:
             if name.startswith("stages-"):
                 out += [f"### Staged results: {name.removeprefix('stages-')}", "",
                         f"![staged results]({fig.name})", ""]
+            elif name.startswith("reliability-"):
+                out += [f"### Reliability diagram: {name.removeprefix('reliability-')}", "",
+                        f"![reliability diagram]({fig.name})", ""]
         if sec.errors:
             out += ["### Cells that failed", ""] + [f"- {e}" for e in sec.errors] + [""]
     return "\n".join(out).rstrip() + "\n"
@@ -278,6 +284,10 @@ def render_html(sections: list[Section], title: str) -> str:
                 out.append(f"<h3>Staged results: {html.escape(name.removeprefix('stages-'))}"
                            f"</h3>")
                 out.append(_img(fig, f"staged results {name}"))
+            elif name.startswith("reliability-"):
+                out.append(f"<h3>Reliability diagram: "
+                           f"{html.escape(name.removeprefix('reliability-'))}</h3>")
+                out.append(_img(fig, f"reliability diagram {name}"))
         if sec.errors:
             out.append("<h3>Cells that failed</h3><ul>" +
                        "".join(f"<li>{html.escape(e)}</li>" for e in sec.errors) + "</ul>")
@@ -367,14 +377,29 @@ def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
+def _reliability(ok: Any, shown: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """``{dataset: {learner label: reliability table}}``: each learner's test-score
+    reliability tables (recorded per cell, pooled over labels) summed over its folds,
+    for the datasets where a learner recorded one."""
+    import numpy as np
+
+    if "reliability" not in ok.columns:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for r in ok.filter(ok["reliability"].is_not_null()).iter_rows(named=True):
+        table = np.asarray(json.loads(r["reliability"]), dtype=float)
+        per = out.setdefault(r["dataset"], {})
+        label = shown.get(r["learner"], r["learner"])
+        per[label] = per[label] + table if label in per else table
+    return out
+
+
 def build_sections(df: Any, out_dir: Path, *, metrics: Sequence[str] | None = None,
                    control: str | None = None, alpha: float = 0.05,
                    figures: bool = True) -> list[Section]:
     import polars as pl
 
     from mlw.experiments.stats import summary_table
-    from mlw.plugins import get_plugin_manager
-
     known = get_plugin_manager().metrics()
     sections = []
     experiments = list(dict.fromkeys(df["experiment"].to_list())) if df.height else []
@@ -418,7 +443,7 @@ def build_sections(df: Any, out_dir: Path, *, metrics: Sequence[str] | None = No
         if versions:
             sec.versions = ", ".join(f"{k} {v}" for k, v in json.loads(versions[-1]).items())
         if figures:
-            from mlw.experiments.plots import cd_diagram, staged_curves
+            from mlw.experiments.plots import cd_diagram, reliability_diagram, staged_curves
 
             prefix = _safe(str(name)) + "-" if len(experiments) > 1 else ""
             for s in summaries:
@@ -441,6 +466,13 @@ def build_sections(df: Any, out_dir: Path, *, metrics: Sequence[str] | None = No
                         staged_curves(curves, fh, title=f"{label}: metric after each stage "
                                                         f"(mean over folds)")
                     sec.figures[f"stages-{label}"] = path
+            for dataset, tables in _reliability(ok, shown).items():
+                path = out_dir / f"{prefix}reliability-{_safe(dataset)}.png"
+                with atomic_write(path, "wb") as fh:
+                    reliability_diagram(tables, fh, title=f"{dataset}: reliability of the "
+                                                          f"scores, pooled over labels and "
+                                                          f"folds")
+                sec.figures[f"reliability-{dataset}"] = path
         sections.append(sec)
     return sections
 
@@ -450,14 +482,11 @@ def write_report(results: str | os.PathLike[str] | Any, out_dir: str | os.PathLi
                  alpha: float = 0.05, title: str | None = None,
                  figures: bool = True) -> list[Path]:
     """Write ``report.md``, ``report.html`` (self-contained: figures embedded) and the
-    figures (``cd-METRIC.png``, ``stages-LEARNER.png``) into ``out_dir`` (created when
+    figures (``cd-METRIC.png``, ``stages-LEARNER.png``, ``reliability-DATASET.png``: the
+    learners' test scores pooled over labels and folds) into ``out_dir`` (created when
     its parent exists); returns the files written. ``results`` is a results file (see
     :func:`mlw.experiments.read_results`) or a polars DataFrame of records."""
-    from mlw.experiments.store import read_results
-
-    out = Path(out_dir)
-    if not str(out_dir).strip():
-        raise ValueError("the report folder is empty")
+    out = Path(require_text(str(out_dir), "the report folder"))
     if figures:  # before anything is read or written: no empty folder left behind
         from mlw.experiments.plots import require_matplotlib
 

@@ -33,6 +33,7 @@ from mlw.metrics import scores as _sc
 from mlw.metrics.at_k import TopK, inverse_propensity, top_k
 from mlw.metrics.context import EvalContext
 from mlw.registry import MetricSpec
+from mlw.validation import check_Y
 
 #: The core's metrics, in the order ``mlw.evaluate`` reports them.
 BUILTIN_METRICS: tuple[MetricSpec, ...] = (
@@ -46,6 +47,9 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
                "mean over instances of |T & P| / |P|"),
     MetricSpec("recall_example", _ls.recall_example, True, "labels",
                "mean over instances of |T & P| / |T|"),
+    MetricSpec("fnr_example", _ls.fnr_example, False, "labels",
+               "mean over instances of |T - P| / |T| (0 when T is empty): the false-"
+               "negative rate conformal recall control bounds; recall = 1 - it"),
     MetricSpec("f1_example", _ls.f1_example, True, "labels",
                "mean over instances of 2|T & P| / (|T| + |P|)"),
     MetricSpec("f1_micro", _ls.f1_micro, True, "labels",
@@ -172,8 +176,6 @@ def empty_rate(Y: Any) -> float:
     0.5
     """
     import scipy.sparse as sp
-
-    from mlw.validation import check_Y
 
     Y = check_Y(Y)
     if Y.shape[0] == 0:

@@ -79,6 +79,14 @@ def recall_example(ctx: EvalContext) -> float:
     return float(np.mean(_recall(ctx.counts.instance)))
 
 
+def fnr_example(ctx: EvalContext) -> float:
+    """Mean over instances of the fraction of true labels missed (0 for an instance
+    without true labels): the loss conformal recall control bounds."""
+    c = ctx.counts.instance
+    tp, fn = c[..., 0], c[..., 2]
+    return float(np.mean(_ratio(fn, tp + fn, False)))
+
+
 def f1_example(ctx: EvalContext) -> float:
     return float(np.mean(_f1(ctx.counts.instance)))
 
