@@ -283,3 +283,18 @@ def test_kernel_accepts_numba_options_and_signatures() -> None:
     with pytest.raises(TypeError):
         first(np.array([1, 2]))  # compilation disabled after the given signature
     assert textwrap.dedent(KERNELS).count("@kernel") == 3
+
+
+def test_every_kernel_of_the_repository_goes_through_the_layer() -> None:
+    """A bare ``@njit``/``@jit`` in a package of this repository would bypass the cache's
+    safety (and its location): kernels use :func:`mlw.jit.kernel`."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    bare = re.compile(r"^\s*(@|\w+\s*=\s*)(numba\.)?n?jit\b|from numba import[^\n]*\bn?jit\b",
+                      re.MULTILINE)
+    sources = [*root.glob("core/src/**/*.py"), *root.glob("plugins/*/src/**/*.py"),
+               *root.glob("cli/src/**/*.py")]
+    offenders = [str(p.relative_to(root)) for p in sources
+                 if "mlw/jit/" not in p.as_posix() and bare.search(p.read_text())]
+    assert sources and offenders == []

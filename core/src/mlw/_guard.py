@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw.persistence import learner_name_of
+from mlw.plugins import UnknownNameError, get_plugin_manager
 from mlw.registry import PluginError
 
 #: Exceptions that pass through unchanged: bad input by the contract, interruptions,
@@ -28,9 +30,6 @@ _TOLERANCE = 1e-9
 
 def _who(model: Any) -> str:
     """``learner 'br' (plugin 'baselines', mlw-baselines)`` or the class name."""
-    from mlw.persistence import learner_name_of
-    from mlw.plugins import get_plugin_manager
-
     try:
         name = learner_name_of(model)
     except Exception:  # pragma: no cover - a broken registry must not hide the bug
@@ -48,8 +47,6 @@ def _who(model: Any) -> str:
 def learner_call(model: Any, step: str) -> Iterator[None]:
     """Around ``model.fit``/``predict``...: an exception that is not bad input, or
     ``SystemExit``, becomes a :class:`PluginError` naming the learner and its plugin."""
-    from mlw.plugins import UnknownNameError
-
     try:
         yield
     except _PASS:
@@ -73,8 +70,6 @@ def plugin_call(kind: str, name: str, step: str) -> Iterator[None]:
     ``ValueError``, a missing or unreadable file), or ``SystemExit``, becomes a
     :class:`PluginError` naming ``kind 'name' (plugin ...)``. mlw's own registrations
     pass through unchanged (their bugs are mlw's)."""
-    from mlw.plugins import UnknownNameError, get_plugin_manager
-
     owner = get_plugin_manager().owner(kind, name)
     if owner is None or owner.builtin:
         yield
@@ -97,8 +92,6 @@ def plugin_call(kind: str, name: str, step: str) -> Iterator[None]:
 
 def _threshold_name(strategy: Any) -> str | None:
     """The name a thresholding strategy object's class is registered under, if any."""
-    from mlw.plugins import get_plugin_manager
-
     cls = type(strategy)
     path = f"{cls.__module__}:{cls.__qualname__}"
     for name, spec in get_plugin_manager().thresholds().items():

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw.factory import get_learner
 from mlw.learner import MultiLabelLearner
 from mlw.validation import check_param, dense_labels
 
@@ -26,8 +27,6 @@ def resolve_estimator(estimator: Any, random_state: int | None) -> Any:
     """An unfitted copy of ``estimator``: a registered learner name (built with the
     seed) or an estimator object (cloned)."""
     if isinstance(estimator, str):
-        from mlw.factory import get_learner
-
         return get_learner(estimator, seed=random_state)
     from sklearn.base import clone
 

@@ -23,6 +23,7 @@ from mlw.io.plan import DEFAULT_SEED, DataPlan
 from mlw.isolation import ProcessDied, contained, describe_exit
 from mlw.jit import compile_timer
 from mlw.learner import fit_threshold
+from mlw.metrics.calibration import reliability_table
 from mlw.metrics.context import EvalContext
 from mlw.metrics.scores import per_label_table
 from mlw.plan import EvaluationPlan, prepare_evaluation
@@ -212,8 +213,6 @@ def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, 
     table = per_label_frame(ctx, label_names) if per_label else None
     reliability = None
     if scores is not None:
-        from mlw.metrics.calibration import reliability_table
-
         reliability = reliability_table(ctx.Y_true, ctx.scores)
     return values, seconds, table, reliability
 

@@ -1,4 +1,5 @@
-"""Learners and thresholding strategies built from their registered names: the one
+"""Learners, thresholding strategies and decoders built from their registered names
+(importing this module imports scikit-learn; :mod:`mlw.api` lists without it): the one
 place a learner is made from a name, parameters and a seed (:func:`build_learner`),
 for the Python API, ``mlw fit`` and every ``mlw bench`` cell and grid point."""
 
@@ -7,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mlw.decoders import make_decoder
 from mlw.learner import MultiLabelLearner, parse_threshold_choice
 from mlw.plugins import UnknownNameError, get_plugin_manager
 from mlw.registry import LearnerSpec
 
-__all__ = ["SEED_PARAMS", "build_learner", "get_learner", "get_threshold"]
+__all__ = ["SEED_PARAMS", "build_learner", "get_decoder", "get_learner", "get_threshold"]
 
 #: Constructor parameters that seed a learner's randomness, in order of preference.
 SEED_PARAMS = ("random_state", "seed")
@@ -92,8 +94,6 @@ def get_decoder(name: str, **options: Any) -> Any:
     >>> mlw.get_decoder("f1", n_samples=200)
     F1Decoder(n_samples=200)
     """
-    from mlw.decoders import make_decoder
-
     if options:
         return make_decoder(name, **options)
     return make_decoder(name)

@@ -31,6 +31,7 @@ else:
     from sklearn.base import BaseEstimator, ClassifierMixin
 
 from mlw._guard import check_outputs, threshold_call
+from mlw.metrics.at_k import check_k, stack_topk, top_k
 from mlw.params import Spec
 from mlw.plugins import get_plugin_manager
 from mlw.registry import LearnerTags, ThresholdSpec, inference_tags
@@ -190,8 +191,6 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         rank each block's CSR scores without densifying them. Feed it to
         ``mlw.evaluate(Y, topk=...)`` for the metrics at k.
         """
-        from mlw.metrics.at_k import check_k
-
         check_is_fitted(self, "n_labels_")
         k = check_k(k)
         if not self._mlw_tags().predicts_scores:
@@ -203,8 +202,6 @@ class MultiLabelLearner(ClassifierMixin, BaseEstimator):
         """Validated ``X``: the top-k of ``_predict_proba`` over blocks of rows holding
         about :data:`TOPK_BLOCK_ENTRIES` scores each. Override it where the method can
         rank without the block's scores."""
-        from mlw.metrics.at_k import stack_topk, top_k
-
         n = X.shape[0]
         step = max(1, TOPK_BLOCK_ENTRIES // max(self.n_labels_, 1))
         parts = [top_k(self._checked_scores(X[a:a + step], "predict_topk"), k)

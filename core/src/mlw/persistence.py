@@ -60,7 +60,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from mlw.files import atomic_write
+from mlw.files import atomic_write, not_a_file
 from mlw.jsonsafe import to_jsonable
 from mlw.plugins import CORE_DISTRIBUTION, get_plugin_manager
 
@@ -661,8 +661,6 @@ def load_model(path: str | os.PathLike[str], *, check: bool = True,
     if str(path) == "":
         raise ValueError("the model path is empty")
     if not p.is_file():
-        from mlw.files import not_a_file
-
         what = not_a_file(p)
         if what is not None:
             raise ValueError(f"model file {p} {what}, not a model file")

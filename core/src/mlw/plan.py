@@ -21,6 +21,8 @@ from typing import Any
 
 from sklearn.base import clone
 
+from mlw.conformal import ConformalRecall, parse_target
+from mlw.decoders.routing import describe, resolve_decoders
 from mlw.factory import build_learner
 from mlw.io.plan import DEFAULT_SEED, DataPlan, plan_data
 from mlw.jsonsafe import to_jsonable
@@ -143,8 +145,6 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
                              f"{kind} does not have")
     recall_target = None
     if conformal is not None:
-        from mlw.conformal import ConformalRecall, parse_target
-
         recall_target = parse_target(conformal)
         if threshold is not None:
             raise ValueError("conformal label sets are cut at their own calibrated "
@@ -181,8 +181,6 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
         decision = f"conformal recall >= {recall_target:g} (crc)"
     decoders = {}
     if decode is not None:
-        from mlw.decoders.routing import describe, resolve_decoders
-
         decoders = resolve_decoders(decode, names, learner)
         if decoders:
             decision = f"{decision}; decoded: {describe(decoders)}"

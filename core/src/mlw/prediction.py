@@ -11,7 +11,19 @@ from typing import IO, Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw._guard import check_outputs, learner_call
 from mlw.dataset import Dataset
+from mlw.files import atomic_write
+from mlw.io import load_dataset
+from mlw.io._common import DataFormatError, read_bytes, read_head
+from mlw.io.alignment import align
+from mlw.io.arff_header import parse_header
+from mlw.io.bundled import BUNDLED
+from mlw.io.load import choose_loader, resolve_source
+from mlw.io.tabular import parquet_columns, rust_panic_text_dropped
+from mlw.metrics.at_k import check_k
+from mlw.persistence import load_model, read_header
+from mlw.validation import require_text
 
 
 @dataclass
@@ -44,26 +56,15 @@ def _file_columns(path: Path, loader: str) -> list[str] | None:
     """The column (attribute) names of a data file, read from its header, for the
     formats whose label columns are named; ``None`` for the others."""
     if loader == "arff":
-        from mlw.io._common import read_bytes
-        from mlw.io.arff_header import parse_header
-
         return [a.name for a in parse_header(read_bytes(path), path).attributes]
     if loader in ("csv", "parquet"):
         import polars as pl
 
-        from mlw.io._common import DataFormatError
-
         if loader == "parquet":
-            from mlw.io.tabular import parquet_columns
-
             return parquet_columns(path)
         try:
-            from mlw.io._common import read_head
-
             head = read_head(path, 1 << 20).split(b"\n", 1)[0]
             sep = "\t" if path.name.lower().split(".")[1:2] == ["tsv"] else ","
-            from mlw.io.tabular import rust_panic_text_dropped
-
             with rust_panic_text_dropped():
                 return list(pl.read_csv(head + b"\n", separator=sep, n_rows=0).columns)
         except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError,
@@ -81,13 +82,7 @@ def load_to_predict(data: str, reference: dict[str, Any] | None = None) -> Datas
     stored in the model file by ``mlw fit --save``) the data is then aligned with it
     (:func:`mlw.io.align`: columns by name, nominal attributes by value).
     """
-    from mlw.io import load_dataset
-    from mlw.io.alignment import align
-    from mlw.io.bundled import BUNDLED
-    from mlw.io.load import choose_loader, resolve_source
-
-    if not data.strip():
-        raise ValueError("the path of the data to predict is empty")
+    require_text(data, "the path of the data to predict")
     if data in BUNDLED and not Path(data).exists():
         ds = load_dataset(data, split="test")
     else:
@@ -123,9 +118,6 @@ def predict_file(model: str | Path, data: str, *, trusted: Any = (),
     was fitted on, and :class:`mlw.PluginError` naming the plugin when the learner's
     own code fails or its predictions break the learner contract.
     """
-    from mlw._guard import check_outputs, learner_call
-    from mlw.persistence import load_model, read_header
-
     fitted = load_model(model, trusted=trusted)
     header = read_header(model)
     meta = header.get("metadata", {})
@@ -144,8 +136,6 @@ def predict_file(model: str | Path, data: str, *, trusted: Any = (),
     if len(names) != n_labels:
         names = [f"label_{j}" for j in range(n_labels)]
     if top_k is not None:
-        from mlw.metrics.at_k import check_k
-
         k = check_k(top_k)
         if not hasattr(fitted, "predict_topk"):
             raise ValueError(f"{type(fitted).__name__} cannot rank labels (no predict_topk)")
@@ -164,8 +154,6 @@ def write_predictions(predictions: Predictions, out: str | Path | IO[str]) -> No
     per instance ``label_1,score_1,...,label_k,score_k`` (best first; label names,
     empty where fewer than k labels are ranked)."""
     if isinstance(out, (str, Path)):
-        from mlw.files import atomic_write
-
         with atomic_write(out, "w", encoding="utf-8") as fh:
             _write_csv(fh, predictions)
     else:

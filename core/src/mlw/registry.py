@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mlw._lazy import LazyModule
+from mlw.docstrings import parameter_docs
 
 if TYPE_CHECKING:
     import mlw.dataset as _dataset
@@ -251,8 +252,6 @@ class LearnerSpec:
     def params(self) -> tuple[ParamInfo, ...]:
         """Each constructor parameter with its default and its documentation, read from
         the numpydoc docstrings of the learner's class (``""`` for an undocumented one)."""
-        from mlw.docstrings import parameter_docs
-
         docs = parameter_docs(self.learner_class())
         return tuple(ParamInfo(n, d, docs.get(n, ""))
                      for n, d in self.signature_params().items())
@@ -467,8 +466,6 @@ class GeneratorSpec:
     def params(self) -> tuple[ParamInfo, ...]:
         """Each parameter (besides ``seed``) with its default and its documentation,
         read from the generating function's numpydoc docstring."""
-        from mlw.docstrings import parameter_docs
-
         docs = parameter_docs(self.load())
         return tuple(ParamInfo(n, d, docs.get(n, ""))
                      for n, d in self.signature_params().items())

@@ -17,8 +17,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mlw.files import atomic_write, check_output_path
+from mlw.jsonsafe import dumps
+
 __all__ = ["RESULT_SUFFIXES", "check_results_path", "per_label_path", "records_frame",
            "write_records"]
+
+#: types of the fixed columns of a fold-level record, ``mlw fit --out``'s and the
+#: ``mlw bench`` store's (metric_* columns are Float64)
+SCHEMA: dict[str, str] = {
+    "cell_id": "str", "experiment": "str", "learner": "str", "label": "str",
+    "learner_name": "str", "dataset": "str", "source": "str", "evaluation": "str",
+    "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str",
+    "params": "str", "resolved_params": "str",
+    "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
+    "stages": "str", "attributes": "str", "decision": "str", "reliability": "str",
+    "n_train": "int", "n_test": "int",
+    "n_features": "int", "n_labels": "int", "fit_seconds": "float",
+    "fit_cpu_seconds": "float",
+    "predict_seconds": "float", "compile_seconds": "float", "selection_seconds": "float",
+    "host": "str", "pid": "int", "started": "str", "finished": "str",
+    "cpu_seconds": "float", "wall_seconds": "float", "peak_memory_mb": "float",
+    "versions": "str",
+}
+
 
 #: Column types of the per-label records (the fold-level columns are the store's).
 PER_LABEL_TYPES: dict[str, str] = {
@@ -29,10 +51,8 @@ PER_LABEL_TYPES: dict[str, str] = {
 
 
 def column_types() -> dict[str, str]:
-    """Column types: ``mlw bench``'s store schema (:data:`mlw.experiments.store.SCHEMA`,
+    """Column types: ``mlw bench``'s store schema (:data:`SCHEMA`,
     one results format for both commands) and the per-label columns."""
-    from mlw.experiments.store import SCHEMA
-
     return {**SCHEMA, **PER_LABEL_TYPES}
 
 
@@ -57,8 +77,6 @@ def records_frame(records: Sequence[dict[str, Any]]) -> Any:
         if value is None:
             return None
         if kind is pl.String and not isinstance(value, str):
-            from mlw.jsonsafe import dumps
-
             return dumps(value, sort_keys=True)
         if kind is pl.Float64:
             return float(value)
@@ -73,8 +91,6 @@ def check_results_path(path: str | os.PathLike[str], option: str = "the results 
     """``path`` as a :class:`~pathlib.Path`, checked before any work: not empty, a
     ``.parquet`` or ``.csv`` name, not a folder, in an existing folder
     (:func:`mlw.files.check_output_path` with :data:`RESULT_SUFFIXES`)."""
-    from mlw.files import check_output_path
-
     return check_output_path(path, option=option, suffixes=RESULT_SUFFIXES)
 
 
@@ -90,8 +106,6 @@ def write_records(records: Sequence[dict[str, Any]], path: str | os.PathLike[str
     >>> pl.read_csv(out).to_dicts()
     [{'fold': 0, 'metric_f1_micro': 0.5}]
     """
-    from mlw.files import atomic_write
-
     p = check_results_path(path)
     frame = records_frame(records)
     with atomic_write(p, "wb") as fh:

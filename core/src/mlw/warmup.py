@@ -30,6 +30,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from mlw.evaluation import evaluate
+from mlw.factory import get_learner
+from mlw.io import load_dataset
+from mlw.io.arff import loads_arff
+from mlw.jit import compile_timer
+from mlw.learner import make_threshold
+from mlw.plugins import get_plugin_manager
+from mlw.registry import LearnerTags
+
 __all__ = ["WarmupResult", "warmup", "warmup_steps"]
 
 #: Rows of the bundled emotions data the learners are fitted on.
@@ -59,8 +68,6 @@ def _small_data() -> tuple[Any, Any, Any, Any]:
     import numpy as np
     import scipy.sparse as sp
 
-    from mlw.io import load_dataset
-
     data = load_dataset("emotions")
     X = np.ascontiguousarray(data.X[:WARMUP_ROWS], dtype=np.float64)
     Y = np.ascontiguousarray(data.Y[:WARMUP_ROWS], dtype=np.uint8)
@@ -77,9 +84,6 @@ def _loaders() -> None:
     import tempfile
     from pathlib import Path
 
-    from mlw.io import load_dataset
-    from mlw.io.arff import loads_arff
-
     load_dataset("emotions")  # dense ARFF rows, nominal labels, the Mulan XML
     sparse = (b"@relation 'w: -C 2'\n@attribute a {0,1}\n@attribute b {0,1}\n"
               b"@attribute x numeric\n@attribute y numeric\n@data\n"
@@ -94,9 +98,6 @@ def _loaders() -> None:
 def _metrics(X: Any, Y: Any, X_csr: Any, Y_csr: Any) -> None:
     import numpy as np
     import scipy.sparse as sp
-
-    from mlw.evaluation import evaluate
-    from mlw.plugins import get_plugin_manager
 
     rng = np.random.default_rng(0)
     scores = rng.random(Y.shape)
@@ -115,9 +116,6 @@ def _metrics(X: Any, Y: Any, X_csr: Any, Y_csr: Any) -> None:
 def _thresholds(Y: Any) -> None:
     import numpy as np
 
-    from mlw.learner import make_threshold
-    from mlw.plugins import get_plugin_manager
-
     scores = np.random.default_rng(1).random(Y.shape)
     for name in get_plugin_manager().thresholds():
         try:
@@ -129,9 +127,6 @@ def _thresholds(Y: Any) -> None:
 
 
 def _learner(name: str, X: Any, Y: Any, X_csr: Any, Y_csr: Any) -> None:
-    from mlw.factory import get_learner
-    from mlw.registry import LearnerTags
-
     learner = get_learner(name, seed=0)
     inputs = [(X, Y)]
     if LearnerTags.of(type(learner)).sparse_input:
@@ -152,8 +147,6 @@ def warmup_steps(learners: Iterable[str] | None = None
     ``metrics``, ``thresholds``, then every registered learner, or those in
     ``learners`` (unknown names raise :class:`mlw.UnknownNameError` here, before
     anything runs)."""
-    from mlw.plugins import get_plugin_manager
-
     pm = get_plugin_manager()
     names = sorted(pm.learners()) if learners is None else list(learners)
     for name in names:
@@ -193,8 +186,6 @@ def warmup(learners: Iterable[str] | None = None, *,
     >>> all(r.error is None for r in results)
     True
     """
-    from mlw.jit import compile_timer
-
     results = []
     for name, run in warmup_steps(learners):
         if progress is not None:

@@ -42,7 +42,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from mlw.decoders import _kernels
+from mlw.params import parse_params
+from mlw.plugins import get_plugin_manager
 from mlw.registry import LearnerTags
+from mlw.thresholds import parse_threshold
+from mlw.validation import check_param, check_X
 
 #: Size-probability mass below which the plug-in F1 rule stops adding set sizes.
 SIZE_TAIL = 1e-13
@@ -88,8 +93,6 @@ class Decoder(BaseEstimator):  # type: ignore[misc]
     def decode_detailed(self, learner: Any, X: Any) -> DecodeResult:
         """:meth:`decode` with each row's expected measure and the route taken."""
         from sklearn.utils.validation import check_is_fitted
-
-        from mlw.validation import check_X
 
         check_is_fitted(learner)
         tags = LearnerTags.of(type(learner))
@@ -214,8 +217,6 @@ class _SamplingDecoder(Decoder):
     random_state: int | None
 
     def _check(self) -> None:
-        from mlw.validation import check_param
-
         check_param("n_samples", self.n_samples, int, low=1)
 
     def _chunk_rows(self, L: int) -> int:
@@ -282,8 +283,6 @@ class F1Decoder(_SamplingDecoder):
         self.random_state = random_state
 
     def route(self, learner: Any) -> str:
-        from mlw.validation import check_param
-
         check_param("beta", self.beta, float, low=0.0, low_open=True)
         self._check()
         tags = LearnerTags.of(type(learner))
@@ -296,8 +295,6 @@ class F1Decoder(_SamplingDecoder):
 
     def _decode(self, learner: Any, X: Any, tags: LearnerTags, route: str, start: int
                 ) -> tuple[np.ndarray, np.ndarray | None, str]:
-        from mlw.decoders import _kernels
-
         beta2 = float(self.beta) ** 2
         if tags.size_marginals:
             P = learner.size_marginals(X)
@@ -361,8 +358,6 @@ class JaccardDecoder(_SamplingDecoder):
 
     def _decode(self, learner: Any, X: Any, tags: LearnerTags, route: str, start: int
                 ) -> tuple[np.ndarray, np.ndarray | None, str]:
-        from mlw.decoders import _kernels
-
         M = _marginals(learner, X)
         S = self._draw(learner, X, tags, start, M)
         return (*_kernels.jaccard_topk_samples(S, M), route)
@@ -380,10 +375,6 @@ def make_decoder(choice: Any, **options: Any) -> Any:
             return choice
         raise ValueError(f"decoder must be a registered name or an object with decode(), "
                          f"got {choice!r}")
-    from mlw.params import parse_params
-    from mlw.plugins import get_plugin_manager
-    from mlw.thresholds import parse_threshold
-
     name, items = parse_threshold(choice)
     spec = get_plugin_manager().decoder(name)
     known = spec.signature_params()

@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mlw.decoders import make_decoder
+from mlw.plugins import get_plugin_manager
+
 #: The choice that gives each metric the decoder registered for its measure.
 MATCHED = "matched"
 
@@ -48,9 +51,6 @@ def resolve_decoders(choice: Any, metrics: Sequence[str] | None, learner: Any = 
     decode it (:class:`mlw.decoders.DecoderError`). Metrics not in the mapping are
     scored on the learner's own label sets. One decoder object serves every metric it
     decides, so it decodes once."""
-    from mlw.decoders import make_decoder
-    from mlw.plugins import get_plugin_manager
-
     if choice is None:
         return {}
     pm = get_plugin_manager()
@@ -104,8 +104,6 @@ def describe(decoders: Mapping[str, Any]) -> str:
 
 
 def _name(decoder: Any) -> str:
-    from mlw.plugins import get_plugin_manager
-
     for name, spec in get_plugin_manager().decoders().items():
         factory = spec.factory
         cls = factory if not isinstance(factory, str) else None

@@ -34,6 +34,8 @@ from typing import Any
 
 from mlw.experiments.cells import Cell, run_cell
 from mlw.isolation import ProcessDied, Worker, describe_exit
+from mlw.jit import announce_compilation
+from mlw.plugins import get_plugin_manager
 
 Started = Callable[[Cell], None]
 Finished = Callable[[Cell, dict], None]
@@ -61,10 +63,6 @@ def _worker_init(threads: int) -> None:
         import numba
 
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
-    import mlw.experiments.cells  # noqa: F401  (import once, before the first cell)
-    from mlw.jit import announce_compilation
-    from mlw.plugins import get_plugin_manager
-
     announce_compilation(f"worker {os.getpid()}: ")
 
     get_plugin_manager()

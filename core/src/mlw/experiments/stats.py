@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from mlw.plugins import get_plugin_manager
+
 CONTROL_BETTER = "*"
 CONTROL_WORSE = "⊗"
 
@@ -201,8 +203,6 @@ def summary_table(df: Any, metric: str, *, learners: Sequence[str] | None = None
     ``learners``/``datasets`` fix the order (default: first appearance); ``control``
     is the learner the paired t-tests compare against (default: the first)."""
     import polars as pl
-
-    from mlw.plugins import get_plugin_manager
 
     higher = get_plugin_manager().metric(metric).greater_is_better
     ok = df.filter(pl.col("status") == "ok") if df.height else df

@@ -31,27 +31,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mlw.files import atomic_write
+from mlw.files import atomic_write, check_output_path, not_a_file
+from mlw.io.tabular import read_parquet_frame
+from mlw.results import SCHEMA as SCHEMA  # the record columns, re-exported
 from mlw.results import records_frame  # one typed-record writer for mlw fit --out and the store
 
 COMPACT_EVERY = 500
 
-#: types of the fixed columns (metric_* columns are Float64)
-SCHEMA: dict[str, str] = {
-    "cell_id": "str", "experiment": "str", "learner": "str", "label": "str",
-    "learner_name": "str", "dataset": "str", "source": "str", "evaluation": "str",
-    "n_folds": "int", "fold": "int", "seed": "int", "threshold": "str", "control": "str",
-    "params": "str", "resolved_params": "str",
-    "status": "str", "error": "str", "chosen_params": "str", "selection": "str",
-    "stages": "str", "attributes": "str", "decision": "str", "reliability": "str",
-    "n_train": "int", "n_test": "int",
-    "n_features": "int", "n_labels": "int", "fit_seconds": "float",
-    "fit_cpu_seconds": "float",
-    "predict_seconds": "float", "compile_seconds": "float", "selection_seconds": "float",
-    "host": "str", "pid": "int", "started": "str", "finished": "str",
-    "cpu_seconds": "float", "wall_seconds": "float", "peak_memory_mb": "float",
-    "versions": "str",
-}
 
 
 class StoreLockedError(RuntimeError):
@@ -62,8 +48,6 @@ class ResultStore:
     """Fold-level results under ``path`` (see the module docstring)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        from mlw.files import check_output_path
-
         p = check_output_path(path, option="the results file")
         self.path = p
         self.parts = p.with_name(p.name + ".parts")
@@ -167,8 +151,6 @@ class ResultStore:
     def _read_main(self) -> Any:
         if not self.path.exists():
             return None
-        from mlw.io.tabular import read_parquet_frame
-
         try:
             return read_parquet_frame(self.path, survive_abort=False)
         except (ValueError, OSError) as exc:  # DataFormatError is a ValueError
@@ -176,8 +158,6 @@ class ResultStore:
                              f"left as it is: move it away to start anew") from None
 
     def _read_parts(self, parts: list[Path]) -> tuple[list[Any], list[Path]]:
-        from mlw.io.tabular import read_parquet_frame
-
         frames, used = [], []
         for p in parts:
             try:
@@ -236,8 +216,6 @@ def dedupe(df: Any) -> Any:
 def read_results(path: str | os.PathLike[str]) -> Any:
     """Every record of a results file written by ``mlw bench`` (including the parts of
     an interrupted run) as a polars DataFrame, one row per cell."""
-    from mlw.files import not_a_file
-
     p = Path(path)
     what = not_a_file(p)
     if what is not None:  # a FIFO would be read for ever

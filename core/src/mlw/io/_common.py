@@ -11,22 +11,12 @@ import zlib
 from pathlib import Path
 from typing import IO, cast
 
+from mlw.io import _limits  # RATIO_FLOOR read at each call (tests lower it)
+from mlw.io._errors import DataFormatError as DataFormatError  # re-exported
+from mlw.io._errors import DatasetWarning as DatasetWarning  # re-exported
+from mlw.io._limits import LimitError, get_limits, human_bytes
+
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz")
-
-
-class DatasetWarning(UserWarning):
-    """Something a loader changed or dropped (recorded in ``Dataset.provenance`` too)."""
-
-
-class DataFormatError(ValueError):
-    """A malformed data file. The message is one line: ``file:line: reason``."""
-
-    def __init__(self, path: str | Path, line: int | None, reason: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.reason = reason
-        where = f"{Path(path).name}:{line}" if line is not None else f"{Path(path).name}"
-        super().__init__(f"{where}: {reason}")
 
 
 def strip_compression(path: Path) -> tuple[Path, str | None]:
@@ -55,14 +45,12 @@ _READ_CHUNK = 16 << 20
 def check_expansion(path: Path, total: int, compressed: int, *, in_memory: bool) -> None:
     """Refuse a compressed file that decompresses beyond the limits (a decompression
     bomb) and, when the text is held in memory, beyond ``max_memory``."""
-    from mlw.io._limits import RATIO_FLOOR, LimitError, get_limits, human_bytes
-
     lim = get_limits()
     if in_memory and total > lim.max_memory:
         raise LimitError(path, None, f"the decompressed text is larger than "
                                      f"{human_bytes(lim.max_memory)} "
                                      f"({lim.advice('max_memory')})")
-    if total > RATIO_FLOOR and total > lim.max_ratio * max(compressed, 1):
+    if total > _limits.RATIO_FLOOR and total > lim.max_ratio * max(compressed, 1):
         raise LimitError(path, None, f"decompresses to more than {lim.max_ratio:g} times its "
                                      f"size ({human_bytes(total)} so far from "
                                      f"{human_bytes(compressed)}): a decompression bomb? "
@@ -72,8 +60,6 @@ def check_expansion(path: Path, total: int, compressed: int, *, in_memory: bool)
 def read_bytes(path: Path) -> bytes:
     """The whole (decompressed) content of the file, within the loader limits
     (:mod:`mlw.io._limits`: ``max_memory``, and ``max_ratio`` for compressed files)."""
-    from mlw.io._limits import LimitError, get_limits, human_bytes
-
     _, comp = strip_compression(path)
     size = path.stat().st_size
     try:

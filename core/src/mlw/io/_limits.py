@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mlw.io._common import DataFormatError
+from mlw.io._errors import DataFormatError
 
 __all__ = ["LimitError", "LoadLimits", "get_limits", "limits", "memory_guard", "set_limits"]
 

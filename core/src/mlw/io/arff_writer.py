@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from mlw.dataset import Dataset
 from mlw.files import atomic_write
-from mlw.io.mulan import write_label_xml
+from mlw.io.mulan import _SPLIT_SUFFIX, write_label_xml
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_.\-+/:()\[\]<>=!#$&*;^|~]+$")
 
@@ -87,8 +87,6 @@ def write_arff(dataset: Dataset, path: str | Path, *, sparse: bool | None = None
                 fh.write(",".join(_fmt(v) for v in row.tolist()) + "\n")
     written = [path]
     if layout == "mulan":
-        from mlw.io.mulan import _SPLIT_SUFFIX
-
         stem = path.name[:-len(".arff")] if path.name.endswith(".arff") else path.stem
         xml = path.with_name(_SPLIT_SUFFIX.sub("", stem) + ".xml")
         write_label_xml(xml, list(dataset.label_names))

@@ -33,6 +33,7 @@ from mlw.metrics import scores as _sc
 from mlw.metrics.at_k import TopK, inverse_propensity, top_k
 from mlw.metrics.context import EvalContext
 from mlw.registry import MetricSpec
+from mlw.validation import check_Y
 
 #: The core's metrics, in the order ``mlw.evaluate`` reports them.
 BUILTIN_METRICS: tuple[MetricSpec, ...] = (
@@ -175,8 +176,6 @@ def empty_rate(Y: Any) -> float:
     0.5
     """
     import scipy.sparse as sp
-
-    from mlw.validation import check_Y
 
     Y = check_Y(Y)
     if Y.shape[0] == 0:

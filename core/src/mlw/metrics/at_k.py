@@ -28,6 +28,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlw.metrics.counts import as_csr_labels
+from mlw.registry import MetricSpec
+from mlw.validation import check_same_shape, check_scores, check_Y
 
 if TYPE_CHECKING:
     from mlw.metrics.context import EvalContext
@@ -251,8 +253,6 @@ def metric_at_k(kind: str, Y_true: Any, ranking: Any, k: int, *,
                 inv_propensity: Any = None) -> float:
     """One metric at k of a ranking (a :class:`TopK`, an index array, or per-label
     scores: anything else than a ranking is read as scores through :func:`top_k`)."""
-    from mlw.validation import check_Y
-
     k = check_k(k)
     Y = check_Y(Y_true, what="Y_true")
     R = _as_ranking(ranking, k, Y.shape)
@@ -271,8 +271,6 @@ def _as_ranking(ranking: Any, k: int, shape: tuple[int, int]) -> TopK:
     if isinstance(ranking, tuple) or (
             not sp.issparse(ranking) and np.issubdtype(np.asarray(ranking).dtype, np.integer)):
         return check_topk(ranking, L, n_rows=n)
-    from mlw.validation import check_same_shape, check_scores
-
     S = check_scores(ranking)
     check_same_shape(np.empty(shape, dtype=bool), S, "Y_true", "scores")
     return top_k(S, k)
@@ -340,8 +338,6 @@ def at_k_specs() -> tuple[Any, ...]:
     """The registrations of the metrics at k: ``<kind>_at_<k>`` for every kind and k in
     :data:`REGISTERED_K`, each computable from scores or from a top-k ranking of at
     least k labels alone (``MetricSpec.at_k``)."""
-    from mlw.registry import MetricSpec
-
     return tuple(
         MetricSpec(f"{kind}_at_{k}", registered_at_k(kind, k), True, "scores",
                    _DESCRIPTIONS[kind].format(k=k), at_k=k)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from mlw.metrics.at_k import _check_inv, check_topk
+from mlw.metrics.counts import confusion_counts
 from mlw.validation import check_same_shape, check_scores, check_Y
 
 if TYPE_CHECKING:
@@ -50,8 +52,6 @@ class EvalContext:
                 raise ValueError(f"log_proba has {lp.shape[0]} values for "
                                  f"{self.Y_true.shape[0]} instances")
             self.log_proba = lp
-        from mlw.metrics.at_k import _check_inv, check_topk
-
         self.topk = None if topk is None else check_topk(
             topk, self.n_labels, n_rows=self.n_instances)
         self.inv_propensity = (None if inv_propensity is None
@@ -78,8 +78,6 @@ class EvalContext:
     def counts(self) -> ConfusionCounts:
         """Per-instance and per-label tp/fp/fn counts, computed once in one pass
         (see :func:`mlw.metrics.counts.confusion_counts`)."""
-        from mlw.metrics.counts import confusion_counts
-
         if self.Y_pred is None:
             raise ValueError("label-set metrics need predicted labels (Y_pred)")
         return confusion_counts(self.Y_true, self.Y_pred)

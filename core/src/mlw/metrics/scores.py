@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from mlw.metrics.label_set import _ratio
+from mlw.metrics.calibration import ece_per_label
+from mlw.metrics.label_set import _f1, _precision, _ratio, _recall
 
 if TYPE_CHECKING:
     from mlw.metrics.context import EvalContext
@@ -140,8 +141,6 @@ def specificity_micro(ctx: EvalContext) -> float:
 def per_label_table(ctx: EvalContext) -> dict[str, np.ndarray]:
     """Each label's precision, recall, F1, specificity and support (from the predicted
     label sets), and AUC and average precision (from the scores, when given)."""
-    from mlw.metrics.label_set import _f1, _precision, _recall
-
     out: dict[str, np.ndarray] = {}
     if ctx.Y_pred is not None:
         c = ctx.counts.label
@@ -149,8 +148,6 @@ def per_label_table(ctx: EvalContext) -> dict[str, np.ndarray]:
                    specificity=_specificity(c, ctx.n_instances),
                    predicted=(c[:, 0] + c[:, 1]).astype(np.int64))
     if ctx.scores is not None:
-        from mlw.metrics.calibration import ece_per_label
-
         table = _per_label(ctx)
         out.update(auc=table[:, 0], average_precision=table[:, 1], ece=ece_per_label(ctx))
     truth = ctx.Y_true

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw.metrics.context import EvalContext
+from mlw.plugins import get_plugin_manager
 from mlw.thresholds._common import (
     EMPTY_SET_TOLERANCE,
     Scores,
@@ -213,9 +215,6 @@ class OneThreshold(_Strategy):
         self.top_label = top_label
 
     def fit(self, scores: Scores, Y: Any) -> OneThreshold:
-        from mlw.metrics.context import EvalContext
-        from mlw.plugins import get_plugin_manager
-
         if scores is None or Y is None:
             raise ValueError("one_threshold needs training scores and labels")
         spec = get_plugin_manager().metric(self.metric)

@@ -285,9 +285,13 @@ class TreeBuilder:
             return list(pool.map(lambda plan: self._grow(p, *plan), plans))
 
     def _grow(self, p: dict, rows: np.ndarray | None, seed: int) -> Tree:
+        # the arrays of the other layout are None: grow_tree compiles one path only
+        dense = {k: None if p["sparse"] else p[k] for k in ("XT", "xbin")}
+        csr = {k: p[k] if p["sparse"] else None
+               for k in ("x_indptr", "x_indices", "x_data", "xone")}
         out = grow_tree(_METHOD_CODE[self.method], self.min_samples, p["min_child"], self.z,
-                        p["split_floor"], p["sparse"], p["XT"], p["xbin"], p["x_indptr"],
-                        p["x_indices"], p["x_data"], p["xone"], p["y_indptr"],
+                        p["split_floor"], dense["XT"], dense["xbin"], csr["x_indptr"],
+                        csr["x_indices"], csr["x_data"], csr["xone"], p["y_indptr"],
                         p["y_indices"], p["w"], p["n_labels"],
                         p["rows"] if rows is None else np.asarray(rows, np.int64),
                         p["max_features"], np.array([seed], np.uint64))

@@ -46,7 +46,8 @@ def _grow(a, need):
     if need <= a.size:
         return a
     b = np.empty(max(need, 2 * a.size), a.dtype)
-    b[:a.size] = a
+    for i in range(a.size):  # a loop: a slice copy compiles numba's shape-error path
+        b[i] = a[i]
     return b
 
 
@@ -66,11 +67,17 @@ def local_labels_into(y_indptr, y_indices, rows, label_map, lptr, lidx):
 
 
 @kernel(nogil=True)
-def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, x_indices,
+def grow_tree(method, m, min_child, z, split_floor, XT, xbin, x_indptr, x_indices,
               x_data, xone, y_indptr, y_indices, w, n_labels, root_rows, max_features,
               rng_state):
     """Grow one tree; see :class:`mlw_lacovac._tree.TreeBuilder` for the parameters and
-    :class:`mlw_lacovac._tree.Tree` for the arrays returned."""
+    :class:`mlw_lacovac._tree.Tree` for the arrays returned.
+
+    Dense ``X`` comes as ``XT, xbin`` with ``x_indptr, x_indices, x_data, xone`` None,
+    sparse ``X`` the other way round: every dense/sparse branch tests an argument
+    ``is not None``, which numba resolves at compile time when the argument is None
+    (and only then: each path has its own test, never an ``else``), so a dense fit never
+    compiles the sparse search and partition, nor a sparse one the dense ones."""
     d = min_child.size
     n0 = root_rows.size
     Lg = n_labels
@@ -113,14 +120,15 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
     order = np.empty(nmax, np.int64)
     kb = np.empty(nmax, np.int64)
     nbins = 0
-    if not sparse and xbin.shape[0] > 0:
-        nbins = int(xbin.max()) + 1
+    if xbin is not None:
+        if xbin.shape[0] > 0:
+            nbins = int(xbin.max()) + 1
     bcount = np.empty(nbins + 1, np.int64)
     vals = np.empty(nmax)
     tmp = np.empty(nmax, np.int64)
     # sparse X: the node's column view
     xlen = 0
-    if sparse:
+    if x_indptr is not None:
         for t in range(n0):
             r = root_rows[t]
             xlen += x_indptr[r + 1] - x_indptr[r]
@@ -169,7 +177,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
     leaf_bits_ptr = np.zeros(nmax + 17, np.int64)
     sub_count = np.empty(nmax + 16)
     sub_bits = np.empty(4 * nmax + 64, np.uint8)
-    n_leaves = 0
+    n_leaves = np.int64(0)  # not a literal 0: _add_leaf compiles once, not twice
     # rows and the stack
     rows_buf = np.empty(2 * nmax, np.int64)
     rows_buf[:n0] = root_rows
@@ -357,7 +365,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             if wn >= split_floor:
                 node_context(vcounts, vco, w, rows, lptr[:n + 1], wn, pj, pk, ptc, pidx,
                              adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot)
-                if sparse:
+                if x_indptr is not None:
                     if max_features > 0:
                         fmask[:] = False
                         for i in range(max_features):
@@ -367,7 +375,7 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
                         min_child, crit, pj, pk, ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w,
                         gb, gtc, gpp, tot, c, Cv, touched, mp, acc, cnt, deg, cb, cnt_all, w_all,
                         cptr, fillp, crow, cval)
-                else:
+                if XT is not None:  # not `else`: numba prunes a branch only on a None
                     f_best, t_best, q_best = search_dense(
                         XT, xbin, rows, w, lptr, lidx, vcounts, feats, min_child, crit, pj, pk,
                         ptc, pidx, adj_ptr, adj_k, adj_p, adj_b, adj_w, gb, gtc, gpp, tot, c, Cv,
@@ -390,10 +398,10 @@ def grow_tree(method, m, min_child, z, split_floor, sparse, XT, xbin, x_indptr, 
             leaf_id[v] = n_leaves
             n_leaves += 1
             continue
-        if sparse:
+        if x_indptr is not None:
             nleft = partition_sparse(x_indptr, x_indices, x_data, rows_buf, s, n, f_best,
                                      t_best, tmp)
-        else:
+        if XT is not None:
             nleft = partition_dense(XT, rows_buf, s, n, f_best, t_best, tmp)
         kind[v] = HSPLIT
         feature[v] = f_best

@@ -150,7 +150,7 @@ def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, x
     node_csc(x_indptr, x_indices, x_data, rows, w, lptr, fmask, xone, cnt_all, w_all, cptr,
              fillp, crow, cval)
     d = cnt_all.size
-    f = 0
+    f = np.int64(0)  # not a literal 0: search_ones compiles once, not twice
     while f < d:
         if xone[f]:
             # a run of 0/1 features: one call of the reference-count-free kernel
