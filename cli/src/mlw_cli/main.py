@@ -650,8 +650,8 @@ def bench(
             if not learner_list or not dataset_list:
                 raise ValueError("give --learners and --datasets, or --config")
             experiment = experiment_from_options(
-                learners=learner_list, datasets=dataset_list, folds=cv or 10,
-                metrics=metric_list, seed=seed or 0)
+                learners=learner_list, datasets=dataset_list, folds=cv,
+                metrics=metric_list, seed=seed)
         only = parse_folds(folds)
         if only is not None:
             experiment = experiment.with_overrides(only_folds=only)

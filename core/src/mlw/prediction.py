@@ -23,6 +23,7 @@ from mlw.io.load import choose_loader, resolve_source
 from mlw.io.tabular import parquet_columns, rust_panic_text_dropped
 from mlw.metrics.at_k import check_k
 from mlw.persistence import load_model, read_header
+from mlw.validation import require_text
 
 
 @dataclass
@@ -81,8 +82,7 @@ def load_to_predict(data: str, reference: dict[str, Any] | None = None) -> Datas
     stored in the model file by ``mlw fit --save``) the data is then aligned with it
     (:func:`mlw.io.align`: columns by name, nominal attributes by value).
     """
-    if not data.strip():
-        raise ValueError("the path of the data to predict is empty")
+    require_text(data, "the path of the data to predict")
     if data in BUNDLED and not Path(data).exists():
         ds = load_dataset(data, split="test")
     else:

@@ -500,11 +500,11 @@ def load_config(path: str | os.PathLike[str]) -> Experiment:
 
 
 def experiment_from_options(*, learners: Sequence[str], datasets: Sequence[str],
-                            folds: int = DEFAULT_CV, metrics: Sequence[str] | None = None,
-                            seed: int = DEFAULT_SEED, name: str = "bench") -> Experiment:
+                            folds: int | None = None, metrics: Sequence[str] | None = None,
+                            seed: int | None = None, name: str = "bench") -> Experiment:
     """The experiment of ``mlw bench --learners ... --datasets ...`` without a config:
     every learner spec (``name`` or ``name:key=value,...``) on every dataset by
-    ``folds``-fold CV over all its rows."""
+    ``folds``-fold CV over all its rows (``None``: the defaults, 10 folds and seed 0)."""
     if not learners:
         raise ValueError("no learners given")
     if not datasets:
@@ -513,6 +513,8 @@ def experiment_from_options(*, learners: Sequence[str], datasets: Sequence[str],
     keys = [e.key for e in entries]
     if len(set(keys)) != len(keys):
         raise ValueError(f"learner {next(k for k in keys if keys.count(k) > 1)!r} is given twice")
+    folds = DEFAULT_CV if folds is None else folds
+    seed = DEFAULT_SEED if seed is None else seed
     ds = tuple(DatasetEntry(name=_dataset_label(d), source=d, evaluation="cv", folds=folds)
                for d in datasets)
     labels = [d.name for d in ds]

@@ -29,6 +29,7 @@ from mlw.experiments.stats import (
 from mlw.experiments.store import read_results
 from mlw.files import atomic_write
 from mlw.plugins import get_plugin_manager
+from mlw.validation import require_text
 
 #: the CD diagrams and staged curves show at most this many metrics per figure
 STAGE_METRICS = 6
@@ -485,9 +486,7 @@ def write_report(results: str | os.PathLike[str] | Any, out_dir: str | os.PathLi
     learners' test scores pooled over labels and folds) into ``out_dir`` (created when
     its parent exists); returns the files written. ``results`` is a results file (see
     :func:`mlw.experiments.read_results`) or a polars DataFrame of records."""
-    out = Path(out_dir)
-    if not str(out_dir).strip():
-        raise ValueError("the report folder is empty")
+    out = Path(require_text(str(out_dir), "the report folder"))
     if figures:  # before anything is read or written: no empty folder left behind
         from mlw.experiments.plots import require_matplotlib
 
