@@ -174,17 +174,20 @@ def table(work: Path) -> None:
             best = (max if higher else min)(ours_rows, key=lambda r, m=metric: r[m])
             b = [by.get((v, d)) for v in BOOMER_VARIANTS]
             vals = [x[metric] if x else None for x in b]
-            ahead = all(v is None or (best[metric] > v if higher else best[metric] < v)
-                        for v in vals)
-            wins[metric] += ahead and all(v is not None for v in vals)
+            compared = all(v is not None for v in vals)
+            ahead = compared and all((best[metric] > v if higher else best[metric] < v)
+                                     for v in vals)
+            wins[metric] += ahead
             cells = [f"{v:.4f} ({x['cpu']:.1f} s)" if x else "—" for v, x in zip(vals, b,
                                                                               strict=True)]
             print(f"| {d} | {metric} | {best[metric]:.4f} `{best['learner']}` "
                   f"({best['cpu']:.1f} s) | {cells[0]} | {cells[1]} | "
-                  f"{'yes' if ahead else 'no'} |")
+                  f"{('yes' if ahead else 'no') if compared else '—'} |")
     print()
+    n_compared = sum(all((v, d) in by for v in BOOMER_VARIANTS) for d in datasets)
     for metric, n in wins.items():
-        print(f"{metric}: best mlw ahead of both BOOMER variants on {n} of {len(datasets)}")
+        print(f"{metric}: best mlw ahead of both BOOMER variants on {n} of {n_compared} "
+              f"datasets with both")
     print()
     print("| learner | dataset | subset (`subset`) | own subset | Hamming (`hamming`) | "
           "own Hamming | F1 (`f1`) | own F1 | CPU s |")

@@ -14,6 +14,27 @@ from mlw.jit._cache import KernelCache
 from mlw.jit._location import notice
 
 
+def prefer_fork_safe_threads() -> None:
+    """Have numba pick a threading layer that survives ``fork``, unless the user chose
+    one (``NUMBA_THREADING_LAYER``).
+
+    mlw runs learners in forked worker processes (:mod:`mlw.isolation`: ``mlw bench``
+    cells, ``mlw fit --cv`` folds). Numba's default prefers GNU OpenMP on Linux, which is
+    not fork-safe: once a ``parallel=True`` kernel has run in a process, the same kernel
+    in a forked child hangs inside libgomp or is terminated. ``forksafe`` selects TBB
+    where it is installed and numba's own work queue otherwise. It must be set before
+    the first parallel kernel starts the layer, which importing a kernel module does
+    not do; a layer started before mlw was imported stays as it is.
+    """
+    import os
+
+    if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER == "default":
+        numba.config.THREADING_LAYER = "forksafe"
+
+
+prefer_fork_safe_threads()
+
+
 class KernelDispatcher(CPUDispatcher):
     """numba's CPU dispatcher, compiling each new signature under the function's
     cross-process cache lock (taken inside numba's own compiler lock, so threads of one
