@@ -122,7 +122,10 @@ def test_report_writes_markdown_self_contained_html_and_figures(tmp_path) -> Non
     page = _Page()
     page.feed((report / "report.html").read_text())
     assert page.external == [] and page.tables >= 4
-    assert len(page.images) == 2
+    # a critical difference diagram per metric, a reliability diagram per dataset
+    assert len(page.images) == 4
+    assert (report / "reliability-emotions.png").read_bytes().startswith(b"\x89PNG")
+    assert "### Reliability diagram: emotions" in md
     for src in page.images:
         data = base64.b64decode(src.split(",", 1)[1])
         assert data.startswith(b"\x89PNG\r\n\x1a\n")
