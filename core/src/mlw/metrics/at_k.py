@@ -249,6 +249,23 @@ _FROM_TABLE = {"precision": precision_from_table, "recall": recall_from_table,
                "psndcg": psndcg_from_table}
 
 
+def measure_at_k(name: str) -> tuple[Any, int]:
+    """The measure and the k of a metric name at k, for code that scores many rankings
+    from their :func:`at_k_table` (a parameter search, say).
+
+    Examples
+    --------
+    >>> measure, k = measure_at_k("precision_at_3")
+    >>> measure is precision_from_table, k
+    (True, 3)
+    """
+    kind, _, k_txt = name.rpartition("_at_")
+    if kind not in _FROM_TABLE or not k_txt.isdigit() or int(k_txt) < 1:
+        raise ValueError(f"{name!r} is not a metric at k "
+                         f"(e.g. precision_at_{REGISTERED_K[0]})")
+    return _FROM_TABLE[kind], int(k_txt)
+
+
 def metric_at_k(kind: str, Y_true: Any, ranking: Any, k: int, *,
                 inv_propensity: Any = None) -> float:
     """One metric at k of a ranking (a :class:`TopK`, an index array, or per-label

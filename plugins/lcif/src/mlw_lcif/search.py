@@ -279,15 +279,13 @@ def search_ranking(X: Any, Y: sp.csr_matrix, *, norms: Sequence[str], kind: str,
     lam on the paper's grid scored from the two. Returns the best parameters, its
     ``score`` (mean over folds) and the whole ``scores`` table by parameter tuple.
     """
-    from mlw.metrics.at_k import _FROM_TABLE, REGISTERED_K, at_k_table, top_k
+    from mlw.metrics.at_k import at_k_table, measure_at_k, top_k
     from mlw_lcif._scaling import feature_scaler
 
-    kind_name, _, k_txt = metric.rpartition("_at_")
-    if kind_name not in _FROM_TABLE or not k_txt.isdigit() or int(k_txt) < 1:
-        raise ValueError(f"cv_metric {metric!r} is not a metric at k "
-                         f"(e.g. precision_at_{REGISTERED_K[0]})")
-    at = int(k_txt)
-    measure = _FROM_TABLE[kind_name]
+    try:
+        measure, at = measure_at_k(metric)
+    except ValueError as exc:
+        raise ValueError(f"cv_metric {exc}") from None
     n, L = Y.shape
     fold = _folds(Y, int(n_folds), seed)
     uses_ins, uses_fl = kind != "feature_knn", kind != "instance_knn"
@@ -299,7 +297,7 @@ def search_ranking(X: Any, Y: sp.csr_matrix, *, norms: Sequence[str], kind: str,
     kfeat = sorted({min(k, L) for k in RANK_K_FEAT}) if uses_fl else [1]
     Yf = Y.astype(np.float64)
     inv = None
-    if kind_name.startswith("ps"):
+    if metric.startswith("ps"):
         from mlw.metrics.at_k import inverse_propensity
 
         inv = inverse_propensity(Y)
