@@ -23,6 +23,7 @@ from mlw.io.plan import DEFAULT_SEED, DataPlan
 from mlw.isolation import ProcessDied, contained, describe_exit
 from mlw.jit import compile_timer
 from mlw.learner import fit_threshold
+from mlw.metrics.at_k import inverse_propensity
 from mlw.metrics.calibration import reliability_table
 from mlw.metrics.context import EvalContext
 from mlw.metrics.scores import per_label_table
@@ -207,8 +208,6 @@ def _evaluate_fitted(model: Any, X: Any, Y: Any, metrics: Iterable[str] | None, 
                   log_proba=log_proba)
     inv = None
     if ranking is not None and Y_train is not None:
-        from mlw.metrics.at_k import inverse_propensity
-
         inv = inverse_propensity(Y_train)
     ctx = EvalContext(Y, Y_pred, scores=scores, log_proba=log_proba,  # counted once
                       topk=ranking, inv_propensity=inv)

@@ -27,6 +27,7 @@ from mlw.factory import build_learner
 from mlw.io.plan import DEFAULT_SEED, DataPlan, plan_data
 from mlw.jsonsafe import to_jsonable
 from mlw.learner import make_threshold
+from mlw.metrics.at_k import check_k
 from mlw.params import Spec
 from mlw.persistence import learner_name_of
 from mlw.plugins import get_plugin_manager
@@ -151,8 +152,6 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
             raise ValueError(f"metric {name!r} needs log P(y|x) (log_proba_of), which "
                              f"{kind} does not have")
     if top_k is not None:
-        from mlw.metrics.at_k import check_k
-
         top_k = check_k(top_k)
         if not tags.predicts_scores:
             raise ValueError(f"--top-k needs per-label scores to rank, which {kind} does "
