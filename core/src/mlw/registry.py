@@ -10,7 +10,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from mlw._lazy import LazyModule
 from mlw.docstrings import parameter_docs
@@ -283,8 +283,41 @@ def _signature_params(factory: Any) -> dict[str, Any]:
     return out
 
 
+class _FactoryRegistration:
+    """What a thresholding-strategy and a decoder registration share: a named factory,
+    imported on first use, that builds the strategy or decoder from its options."""
+
+    _kind: ClassVar[str]
+    name: str
+    factory: Callable[..., Any] | str
+    description: str
+    plugin: str | None
+    _loaded: list[Any]
+
+    def validate(self) -> None:
+        _check_name(self._kind, self.name)
+        _check_factory(self._kind, self.name, self.factory)
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise RegistrationError(f"{self._kind} {self.name!r}: description is missing")
+
+    def load(self) -> Callable[..., Any]:
+        """The factory, imported on first use (:class:`PluginError` if it cannot be)."""
+        if not self._loaded:
+            self._loaded.append(_load_factory(self._kind, self.name, self.factory,
+                                              self.plugin))
+        return self._loaded[0]
+
+    def create(self, **options: Any) -> Any:
+        """An instance built with ``options``."""
+        return self.load()(**options)
+
+    def signature_params(self) -> dict[str, Any]:
+        """The options and their defaults, read from the factory."""
+        return _signature_params(self.load())
+
+
 @dataclass(frozen=True)
-class ThresholdSpec:
+class ThresholdSpec(_FactoryRegistration):
     """A thresholding-strategy registration.
 
     ``factory`` is the strategy class (or a callable building one) or its import path
@@ -293,32 +326,12 @@ class ThresholdSpec:
     the strategy's class attribute ``needs_training_scores`` (default True).
     """
 
+    _kind: ClassVar[str] = "threshold"
     name: str
     factory: Callable[..., Any] | str
     description: str
     plugin: str | None = field(default=None, compare=False)
     _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
-
-    def validate(self) -> None:
-        _check_name("threshold", self.name)
-        _check_factory("threshold", self.name, self.factory)
-        if not isinstance(self.description, str) or not self.description.strip():
-            raise RegistrationError(f"threshold {self.name!r}: description is missing")
-
-    def load(self) -> Callable[..., Any]:
-        """The factory, imported on first use (:class:`PluginError` if it cannot be)."""
-        if not self._loaded:
-            self._loaded.append(_load_factory("threshold", self.name, self.factory,
-                                              self.plugin))
-        return self._loaded[0]
-
-    def create(self, **options: Any) -> Any:
-        """An unfitted strategy built with ``options``."""
-        return self.load()(**options)
-
-    def signature_params(self) -> dict[str, Any]:
-        """The strategy's options and their defaults, read from the factory."""
-        return _signature_params(self.load())
 
     @property
     def needs_training_scores(self) -> bool:
@@ -326,7 +339,7 @@ class ThresholdSpec:
 
 
 @dataclass(frozen=True)
-class DecoderSpec:
+class DecoderSpec(_FactoryRegistration):
     """A decoder registration: a rule turning what a learner gives (marginals, its
     joint mode, exact size marginals, samples from its joint) into the label sets that
     are optimal, or close to it, for one measure.
@@ -338,6 +351,7 @@ class DecoderSpec:
     ``measure`` is the metric the decoder optimises (a registered metric name).
     """
 
+    _kind: ClassVar[str] = "decoder"
     name: str
     factory: Callable[..., Any] | str
     description: str
@@ -346,27 +360,9 @@ class DecoderSpec:
     _loaded: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def validate(self) -> None:
-        _check_name("decoder", self.name)
-        _check_factory("decoder", self.name, self.factory)
-        if not isinstance(self.description, str) or not self.description.strip():
-            raise RegistrationError(f"decoder {self.name!r}: description is missing")
+        super().validate()
         if not isinstance(self.measure, str):
             raise RegistrationError(f"decoder {self.name!r}: measure must be a metric name")
-
-    def load(self) -> Callable[..., Any]:
-        """The factory, imported on first use (:class:`PluginError` if it cannot be)."""
-        if not self._loaded:
-            self._loaded.append(_load_factory("decoder", self.name, self.factory,
-                                              self.plugin))
-        return self._loaded[0]
-
-    def create(self, **options: Any) -> Any:
-        """A decoder built with ``options``."""
-        return self.load()(**options)
-
-    def signature_params(self) -> dict[str, Any]:
-        """The decoder's options and their defaults, read from the factory."""
-        return _signature_params(self.load())
 
 
 MetricNeeds = Literal["labels", "scores", "joint"]
