@@ -119,6 +119,17 @@ CORE_MODEL_TYPES: tuple[str, ...] = (
     "scipy.sparse:coo_array",
 )
 
+#: The core's learners that wrap another learner (held as ``estimator_``), by the class
+#: text a header records, with the types they hold besides it. A model file of one is
+#: trusted for these and for what the wrapped learner's registration trusts; the header
+#: names the wrapped learner as ``wrapped_learner``.
+CORE_WRAPPERS: dict[str, tuple[str, ...]] = {
+    "mlw.conformal.ConformalRecall": ("mlw.conformal:ConformalRecall",),
+    "mlw.calibration.CalibratedLearner": ("mlw.calibration:CalibratedLearner",
+                                          "sklearn.isotonic:IsotonicRegression",
+                                          "sklearn.linear_model:LogisticRegression"),
+}
+
 
 class ModelFileError(ValueError):
     """The file is not an mlw model file, or it is truncated, changed or corrupt."""
@@ -470,7 +481,10 @@ def save_model(model: Any, path: str | os.PathLike[str], *,
         payload = buffer.getvalue()
         del buffer
         refs = _globals_in(payload)
-        allowed = _trusted(_learner_spec(name))
+        cls_text = f"{type(model).__module__}.{type(model).__qualname__}"
+        wrapped = (learner_name_of(model.estimator_)
+                   if cls_text in CORE_WRAPPERS and hasattr(model, "estimator_") else None)
+        allowed = _trusted(_learner_spec(name or wrapped), CORE_WRAPPERS.get(cls_text, ()))
         types = [_key_text(k) for k in refs]
         missing = [_key_text(k) for k in refs if k not in allowed]
         header: dict[str, Any] = {
@@ -478,7 +492,7 @@ def save_model(model: Any, path: str | os.PathLike[str], *,
             "mlw_version": pm.versions()[CORE_DISTRIBUTION],
             "plugins": pm.versions(),
             "learner": name,
-            "learner_class": f"{type(model).__module__}.{type(model).__qualname__}",
+            "learner_class": cls_text,
             "learner_distribution": owner.distribution if owner else None,
             "learner_plugin": owner.name if owner else None,
             "params": to_jsonable(params),
@@ -488,6 +502,8 @@ def save_model(model: Any, path: str | os.PathLike[str], *,
             "payload_bytes": len(payload),
             "types": types,
         }
+        if wrapped is not None:
+            header["wrapped_learner"] = wrapped
         header["sha256"] = _digest(header, payload)
         blob = json.dumps(header, sort_keys=True).encode("utf-8")
         fh.write(MAGIC)
@@ -689,7 +705,11 @@ def load_model(path: str | os.PathLike[str], *, check: bool = True,
     if check:
         check_versions(header, p)
     spec = _check_learner(header, p)
-    allowed = _trusted(spec, trusted)
+    wrapper_types = CORE_WRAPPERS.get(header["learner_class"], ()) if spec is None else ()
+    if wrapper_types:
+        wrapped = header.get("wrapped_learner")
+        spec = _learner_spec(wrapped if isinstance(wrapped, str) else None)
+    allowed = _trusted(spec, [*trusted, *wrapper_types])
     try:
         refs = _globals_in(payload)
     except Exception as exc:
