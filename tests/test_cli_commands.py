@@ -49,7 +49,7 @@ def test_list_plugins_json_shows_the_template_plugin(run_mlw) -> None:
 
 @pytest.mark.parametrize("console_script", [True, False])
 def test_the_command_ends_without_finalization_but_with_its_output(run_mlw, console_script):
-    """``mlw`` ends with ``os._exit`` once the command is done (issue 16: Python's
+    """``mlw`` ends with ``os._exit`` once the command is done (Python's
     finalization cost ~0.3 s CPU): the exit code and every byte of output are still
     there, on success and on a usage error."""
     ok = run_mlw("fit", "--learner", "template_centroid", "--json",

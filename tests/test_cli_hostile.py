@@ -1,4 +1,4 @@
-"""Issue 17's hostile inputs through the command, end to end: each is exit 2, one line
+"""Hostile inputs through the command, end to end: each is exit 2, one line
 on stderr naming the file (and the limit, when one applies), one JSON object on stdout
 with ``mlw fit --json``, and nothing run, allocated or written. (The core tests pin each
 mechanism; these pin what a user of ``mlw`` sees.)"""

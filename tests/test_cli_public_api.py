@@ -1,4 +1,4 @@
-"""The command is a thin layer over the core's PUBLIC API (issue 14): no module of the
+"""The command is a thin layer over the core's PUBLIC API: no module of the
 CLI imports a private ``mlw._*`` module or a private name of the core; what it needs
 (atomic writes, refusing to overwrite an input, SIGTERM as Ctrl-C, the files a dataset
 was read from) has a public home (``mlw.files``, ``mlw.io``). The plugins are held to the

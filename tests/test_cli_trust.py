@@ -1,4 +1,4 @@
-"""The command's side of issue 17 ("Trust"): outputs never overwrite inputs, --json
+"""The command's trust rules: outputs never overwrite inputs, --json
 errors are one JSON object, a plugin's own bug is exit 1 naming it, plugin output never
 reaches stdout, SIGTERM is handled like Ctrl-C, usage errors are one line, and
 mlw predict works on data without labels, aligned with the training data."""

@@ -1,4 +1,4 @@
-"""The CLI a MEKA user expects (issue 16): label columns of files without label metadata
+"""The CLI a MEKA user expects: label columns of files without label metadata
 (--labels, --n-labels), a base classifier by dotted path with its parameters
 (--param base__C=10), -h, shell completion, learner names in `mlw fit --help`, fold-level
 results (--out .parquet/.csv) and per-label metrics (--per-label)."""
@@ -200,7 +200,7 @@ def test_learner_predictions_pass_sklearn_multilabel_output_checks() -> None:
         check_classifiers_multilabel_output_format_predict(name, mlw.get_learner(name, seed=0))
         with pytest.raises(ValueError, match="0 features"):
             mlw.get_learner(name).fit(np.zeros((4, 0)), np.eye(4, 2, dtype=int))
-    for name in ("br", "cc", "xdcc"):   # at 0.5: the defaults tune a threshold (issue 19)
+    for name in ("br", "cc", "xdcc"):   # at 0.5: the defaults tune a threshold
         check_classifier_multioutput(name, mlw.get_learner(name, seed=0, threshold="fixed"))
     Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]] * 3)
     X = np.arange(24.0).reshape(12, 2)

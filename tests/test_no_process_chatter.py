@@ -64,6 +64,19 @@ def test_no_process_chatter(scope) -> None:
     assert not findings, "process chatter:\n" + "\n".join(findings)
 
 
+def test_no_process_chatter_in_the_tests() -> None:
+    """Test docstrings and comments too (a date may be test data there)."""
+    patterns = [(what, rx) for what, rx in PATTERNS if what != "a date of a run"]
+    findings = [
+        f"{path.relative_to(ROOT)}:{number}: {what}: {m.group(0)!r}"
+        for path in _tracked("tests/**", "core/tests/**", "plugins/*/tests/**",
+                             "examples/*/tests/**")
+        if path != Path(__file__).resolve()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for what, rx in patterns if (m := rx.search(line))]
+    assert not findings, "process chatter:\n" + "\n".join(findings)
+
+
 def test_no_test_is_named_after_an_issue_or_a_session() -> None:
     names = re.compile(r"^\s*def (test_\w*(?:issue|session|regression)_?\d\w*)",
                        re.MULTILINE | re.IGNORECASE)

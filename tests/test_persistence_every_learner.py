@@ -1,6 +1,6 @@
 """Every registered learner's fitted model is saved and loaded through the safe model
 format with nothing but what its plugin declares (LearnerSpec.model_types), so a plugin
-that forgets a model-state type fails here, not in a user's mlw predict (issue 17)."""
+that forgets a model-state type fails here, not in a user's mlw predict."""
 
 from __future__ import annotations
 

@@ -136,7 +136,7 @@ def test_duplicate_learner_name_is_contested_and_named_with_both_plugins(install
 
 
 def test_a_plugin_cannot_hijack_br_or_take_down_baselines(install_plugins) -> None:
-    """Issue 17: an entry point sorting before 'baselines' registered 'br' and took
+    """An entry point sorting before 'baselines' registered 'br' and took
     --learner br, and the whole baselines plugin (br, cc, lp, pcc) was withdrawn."""
     pm = install_plugins(keep_real=True, aaa="mlwtest_hijack")
     assert _info(pm, "aaa").status == "ok" and _info(pm, "baselines").status == "ok"

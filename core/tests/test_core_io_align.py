@@ -1,5 +1,5 @@
 """A test set is aligned with its training set by column name and nominal value, or
-refused naming the column (issue 17); a numeric CSV column with a text typo is an error
+refused naming the column; a numeric CSV column with a text typo is an error
 naming the line and the column."""
 
 from __future__ import annotations

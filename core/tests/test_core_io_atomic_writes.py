@@ -45,7 +45,7 @@ def test_writers_leave_only_their_files(tmp_path):
     assert (tmp_path / "toy.xml").read_text(encoding="utf-8").count("<label ") == 2
 
 
-# -- signals, stale temporary files, permissions (issue 17) -----------------------------
+# -- signals, stale temporary files, permissions -----------------------------
 
 import os  # noqa: E402
 import signal  # noqa: E402

@@ -168,7 +168,7 @@ def test_csv_needs_label_columns(tmp_path):
         mlw.load_dataset(p)
 
 
-# -- found by the fuzz suite (issue 17) --------------------------------------------------
+# -- found by the fuzz suite --------------------------------------------------
 
 
 @pytest.mark.parametrize("value", ["9" * 400, "1e999", "-1e400"])

@@ -1,4 +1,4 @@
-"""The fuzz suite, short run (issue 17): mutations of real files fed to every reader give
+"""The fuzz suite, short run: mutations of real files fed to every reader give
 a successful load or a documented one-line error, never another exception, a
 MemoryError or a hang. The long run is ``benchmarks/fuzz_readers.py``; the targets are
 in ``fuzz_io.py``."""

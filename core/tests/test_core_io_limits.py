@@ -1,5 +1,5 @@
 """Bounded resources: what a file declares is checked against mlw.io's limits before it
-is allocated, and a MemoryError while loading is a one-line LimitError (issue 17)."""
+is allocated, and a MemoryError while loading is a one-line LimitError."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Corrupt Parquet files are one-line errors, never a dead process or a Rust backtrace
-(issue 17). Found by fuzzing: one byte of a data page header, its value count set to
+"""Corrupt Parquet files are one-line errors, never a dead process or a Rust backtrace.
+Found by fuzzing: one byte of a data page header, its value count set to
 -64, made polars reserve ~2.3e18 bytes and abort the process (SIGABRT, uncatchable);
 an out-of-range encoding in the same header makes it panic, and Rust prints the panic
 (a whole backtrace with RUST_BACKTRACE=1) on fd 2 before Python sees the exception.

@@ -1,5 +1,5 @@
 """Mulan label files are parsed with defusedxml: entity expansion and external entities
-are refused by the parser, whatever the expat version (issue 17)."""
+are refused by the parser, whatever the expat version."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The core's top-label rule on a joint learner's own decision (issue 19): only rows the
+"""The core's top-label rule on a joint learner's own decision: only rows the
 decision leaves empty change, each gets its top-scoring label, and ``"auto"`` turns the
 rule off when the training set has empty label sets."""
 

@@ -1,4 +1,4 @@
-"""The empty-prediction rate (issue 19's diagnostic) and the true empty rate, against
+"""The empty-prediction rate and the true empty rate, against
 a brute-force count over the rows, dense and CSR, and through ``mlw.evaluate``."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Model files are safe to load: a planted payload never runs, a changed byte or a header
-from another learner is refused (issue 17)."""
+from another learner is refused."""
 
 from __future__ import annotations
 

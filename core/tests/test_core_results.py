@@ -1,5 +1,5 @@
 """Per-label results from the evaluation functions and fold-level result records
-(``mlw fit --per-label`` / ``--out``, issue 16)."""
+(``mlw fit --per-label`` / ``--out``)."""
 
 from __future__ import annotations
 

@@ -333,7 +333,7 @@ def test_top_label_auto_follows_the_training_empty_sets():
     S = np.array([[0.9, 0.1], [0.2, 0.3], [0.05, 0.02], [0.6, 0.7]])
     full = np.array([[1, 0], [0, 1], [1, 0], [1, 1]])
     some_empty = np.array([[1, 0], [0, 1], [0, 0], [1, 1]])
-    assert CardinalityMatching().top_label == "auto"  # the default (issue 19)
+    assert CardinalityMatching().top_label == "auto"  # the default
     assert mlw.get_threshold("cardinality").top_label == "auto"
     assert resolve_top_label("auto", full) and not resolve_top_label("auto", some_empty)
     assert resolve_top_label("auto", sp.csr_matrix(full))

@@ -1,4 +1,4 @@
-"""The core's default decision for learners whose method prescribes none (issue 19):
+"""The core's default decision for learners whose method prescribes none:
 ``mlw.thresholds.DEFAULT_THRESHOLD``, cardinality matching with the adaptive top-label
 rule, named in text so ``mlw fit`` and ``--json`` show it, and ``fixed`` one parameter
 away."""

@@ -1,4 +1,4 @@
-"""``mlw.get_learner`` is typed (issue 16): a type checker knows it returns a
+"""``mlw.get_learner`` is typed: a type checker knows it returns a
 :class:`mlw.MultiLabelLearner` and refuses a misspelt method such as ``fitt``. The
 base classes come from scikit-learn, which has no type information; type checkers see
 typed stand-ins (``mlw/learner.py``), without which any attribute would pass."""

@@ -1,4 +1,4 @@
-"""``mlw.warmup`` (issue 16): compile the kernels ahead of the first real run, piece by
+"""``mlw.warmup``: compile the kernels ahead of the first real run, piece by
 piece, reporting progress and errors without stopping."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fixture plugin: learners with their own bugs (issue 17: exit 1 naming the plugin):
+"""Fixture plugin: learners with their own bugs (exit 1 naming the plugin):
 ``buggy_fit`` raises in fit, ``buggy_exit`` calls sys.exit in fit, ``buggy_shape``
 predicts the wrong shape, ``buggy_nan`` predicts NaN scores, ``buggy_input`` rejects
 its input with a ValueError (bad input: exit 2); the loader ``buggy_format`` calls

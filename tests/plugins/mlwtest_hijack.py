@@ -1,5 +1,5 @@
 """Fixture plugin: an entry point that sorts before ``baselines`` and registers ``br``
-(the name hijack of issue 17), plus a name of its own that must stay usable."""
+(a name hijack), plus a name of its own that must stay usable."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The learners of issue 15 (rakel, ecc, epcc, homer, mlknn, brknn, iblr) under
+"""The ensemble and kNN learners (rakel, ecc, epcc, homer, mlknn, brknn, iblr) under
 scikit-learn's conventions and on real data's quirks: registration with documented
 parameters, clone, pickle, GridSearchCV, one-line errors, constant labels, and CSR
 enron kept sparse."""

@@ -1,4 +1,4 @@
-"""The baselines' default decisions on sparse, low-density text (issue 19): BR, CC and
+"""The baselines' default decisions on sparse, low-density text: BR, CC and
 PCC take the core's default (cardinality matching, top-label rule 'auto'), which leaves
 no row empty on medical, where no row is truly empty and the 0.5 cut (BR), the greedy
 chain (CC) and the mode (PCC) leave about one in ten. ``threshold=None`` is the

@@ -99,7 +99,7 @@ def test_brknn_a_and_b_by_hand():
         top = sorted(range(5), key=lambda j: (-conf[j], j))[:size]
         np.testing.assert_array_equal(np.flatnonzero(Pb[i]), sorted(top))
     # BRkNN-a's extension (the top label for a row with none) follows the adaptive
-    # top-label rule: off when the training set has empty label sets (issue 19)
+    # top-label rule: off when the training set has empty label sets
     Ye = Ytr.copy()
     Ye[::3] = 0
     auto, forced = BRkNN(k=4).fit(Xtr, Ye), BRkNN(k=4, top_label=True).fit(Xtr, Ye)

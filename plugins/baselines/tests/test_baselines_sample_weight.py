@@ -1,4 +1,4 @@
-"""``sample_weight`` in ``fit`` for BR, CC, PCC and LP (issue 16): passed to every base
+"""``sample_weight`` in ``fit`` for BR, CC, PCC and LP: passed to every base
 classifier (the last step of a pipeline), so integer weights give the model fitted on
 the rows repeated that many times; a base classifier without ``sample_weight`` and bad
 weights are refused with a one-line ValueError."""

@@ -1,5 +1,5 @@
 """The one-call numba tree builder against the Python reference builder, node for node,
-on the shared real datasets (issue 18): same structure, splits, thresholds, criterion
+on the shared real datasets: same structure, splits, thresholds, criterion
 values, label blocks and leaf distributions."""
 
 from __future__ import annotations

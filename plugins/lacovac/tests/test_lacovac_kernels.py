@@ -259,7 +259,7 @@ def test_rank_bins_counting_sort_equals_the_comparison_sort_scan(seed, n, d, L, 
        st.integers(1, 4), st.sampled_from([K.CRIT_LACOVA, K.CRIT_VARIANCE, K.CRIT_ENTROPY]),
        st.booleans())
 def test_weighted_split_search_equals_weighted_brute_force(seed, n, d, L, m, crit, sparse):
-    """sample_weight (issue 16): real-valued row weights in the criterion and in the
+    """sample_weight: real-valued row weights in the criterion and in the
     children's minimum size, dense and sparse, against the weighted brute force."""
     X, Y = _random_problem(seed, n, d, L, sparse_frac=0.5 if sparse else 0.0)
     w = np.random.default_rng(seed + 7).uniform(0.2, 3.0, n)

@@ -376,7 +376,7 @@ def test_model_state_is_declared_for_model_files(name, tmp_path):
     assert np.array_equal(again.predict_proba(X), model.predict_proba(X))
 
 
-# -- sample_weight (issue 16) ----------------------------------------------------------------
+# -- sample_weight ----------------------------------------------------------------
 def _weight_data(sparse):
     rng = np.random.default_rng(4)
     n = 160
@@ -465,7 +465,7 @@ def test_bad_sample_weight_gets_a_one_line_error(cls, w, message):
 @pytest.mark.parametrize("name", ["yeast", "scene"])
 def test_dense_rows_walked_together_predict_as_one_row_at_a_time(mulan_dir, name):
     """Dense rows walk the tree together (a segment of row ids per node), sparse rows
-    one at a time (issue 18): the same tree predicts the same marginals, modes, and,
+    one at a time: the same tree predicts the same marginals, modes, and,
     through the row walk of ``log_proba_of``, the same leaves, bit for bit, for the
     whole test split and for a few rows (segments below the row-walk size at once)."""
     tr = mlw.load_dataset(mulan_dir / f"{name}-train.arff")

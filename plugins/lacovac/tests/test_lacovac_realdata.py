@@ -35,7 +35,7 @@ def test_emotions_beats_the_prior_and_its_probabilities_are_calibrated_enough(em
     # log P(y|x) is finite
     lp = model.log_proba_of(X[test], Y[test])
     assert np.all(np.isfinite(lp)) and np.all(lp < 0)
-    # the default decision (issue 19): the paper's Pcut, and the top label for a row it
+    # the default decision: the paper's Pcut, and the top label for a row it
     # leaves empty, since no training row of emotions is empty
     plain = PCut().fit(None, Y[~test]).predict(S)
     pred = model.predict(X[test])

@@ -1,6 +1,6 @@
 """The paper's own worked example: Table 1 of Al-Otaibi, Kull and Flach (ECAI 2016) and
-what Section 3.1 says LaCovaC learns from it with a minimum of 2 instances (issue 13;
-../shared/papers/lacovac-ecai2016.md).
+what Section 3.1 says LaCovaC learns from it with a minimum of 2 instances
+(../shared/papers/lacovac-ecai2016.md).
 
 What holds and what does not, each pinned here:
 - the root is a vertical split {crime, horror} | {drama} (as the paper);

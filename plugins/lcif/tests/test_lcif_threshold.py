@@ -143,7 +143,7 @@ def test_streamed_threshold_equals_core_fit_on_all_scores(sparse: bool, seed: in
 
 @pytest.mark.pipeline
 def test_top_label_auto_follows_the_empty_label_sets_of_birds(mulan_dir) -> None:
-    """Issue 19: with the core's adaptive rule (top_label="auto") LCIF predicts the
+    """With the core's adaptive rule (top_label="auto") LCIF predicts the
     empty set where the training data has empty label sets (birds: 47% of the
     training instances), and never on data without (the paper's rule, Section III-A1)."""
     tr = mlw.load_dataset(mulan_dir / "birds-train.arff")

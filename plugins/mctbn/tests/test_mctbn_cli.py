@@ -20,7 +20,7 @@ def test_mlw_fit_mc_prints_cll_loss(mulan_dir):
     out = json.loads(result.stdout)
     assert out["learner"] == "mc" and out["n_test"] == 202
     metrics = out["metrics"]
-    # measured at the default factor="switching" (session 10): cll_loss 489 on the 202
+    # measured at the default factor="switching": cll_loss 489 on the 202
     # test instances (2.4 nats each), EMA 0.34 (factor=feature: 496, 0.29)
     assert 350 < metrics["cll_loss"] < 650
     assert 0.2 < metrics["subset_accuracy"] < 0.45

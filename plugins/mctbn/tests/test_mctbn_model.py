@@ -112,7 +112,7 @@ def test_factor_forms_against_enumeration(emotions, factor):
 
 
 def test_switching_is_the_default_factor(emotions):
-    """factor="switching" is both learners' default (session 10): a default fit holds
+    """factor="switching" is both learners' default: a default fit holds
     the per-parent-value regressions and equals an explicit switching fit."""
     X, Y, Xte, Yte = emotions
     for cls, kw in ((CTBN, {}), (MixtureOfCTBNs, {"n_trees": 2, "em_max_iter": 5})):
@@ -147,7 +147,7 @@ def test_switching_factor_is_one_regression_per_parent_value(emotions):
 
 @pytest.mark.parametrize("factor", ["feature", "switching"])
 def test_edge_models_at_edge_tol_choose_the_converged_tree(emotions, factor):
-    # the structure search's edge models stop at the looser EDGE_TOL (session 11): on
+    # the structure search's edge models stop at the looser EDGE_TOL: on
     # emotions the tree is the one of edge models solved to 1e-8, each edge weight
     # within 1 of its converged value (hold-out log-likelihoods of 117 rows, -20 to
     # -70; measured 0.54 feature / 0.34 switching, against 0.13 / 0.11 at TOL), and the
@@ -170,7 +170,7 @@ def test_edge_models_at_edge_tol_choose_the_converged_tree(emotions, factor):
 
 
 def test_ctbn_edge_models_stop_at_edge_tol_and_mc_keeps_tol(emotions, monkeypatch):
-    # session 11: ctbn's structure search stops its edge models at EDGE_TOL; mc's keep
+    # ctbn's structure search stops its edge models at EDGE_TOL; mc's keep
     # TOL (at EDGE_TOL mc's EMA fell on emotions in the quality protocol; README)
     import inspect
 

@@ -1,8 +1,8 @@
-"""Pinned reference fits of the booster and the chain (issue 19: a round made cheaper
+"""Pinned reference fits of the booster and the chain (a round made cheaper
 must grow the very same trees).
 
 ``CASES`` are small fits that go through every path a speed change of the booster can
-touch: XDCC on issue 19's generated high-cardinality set (174 labels; probability
+touch: XDCC on the generated high-cardinality set (174 labels; probability
 label-features), on emotions (binary label-features, row and column subsampling), on
 yeast (``max_gain``: a max-criterion, and ``gamma``), on CSR text (enron; sparse
 kernels, out-of-fold propagation); ML-XGB, BR-XGB and CC-XGB on emotions and the
@@ -11,7 +11,7 @@ threshold, default side, children: exact) and keeps the test rows' scores, so th
 ``test_xdcc_reference.py`` can ask for the same trees and scores within 1e-12.
 
 Every XDCC case sets its chain length (3 where it was the default when the pin was
-made): the pin is of the trees, not of the default chain length (issue 19 changed it).
+made): the pin is of the trees, not of the default chain length.
 
 Regenerate (only when a change is *meant* to change the trees, and say so in the
 commit): ``python plugins/xdcc/tests/reference_fits.py --write``.
@@ -38,7 +38,7 @@ N_SCORED = 25
 
 
 def generated() -> tuple:
-    """Issue 19's set from ``benchmarks/bench_xdcc_speed.py`` (500 train / 500 test rows, 70
+    """The set of ``benchmarks/bench_xdcc_speed.py`` (500 train / 500 test rows, 70
     features, 174 labels, cardinality 25.8), loaded from the benchmark itself so that
     the pin and the benchmark measure one generator."""
     spec = importlib.util.spec_from_file_location("_bench_xdcc",

@@ -146,7 +146,7 @@ def test_xdcc_fit_staged_and_both_variants():
     assert P.shape == Y.shape and np.all((P >= 0) & (P <= 1))
     np.testing.assert_array_equal(m.predict(X), (P >= 0.5).astype(np.uint8))
     assert (m.predict(X) == Y).mean() > 0.9
-    # the default chain length: ceil(cardinality) + 1, at most 2 (issue 19) and at most L
+    # the default chain length: ceil(cardinality) + 1, at most 2 and at most L
     d = XDCC(n_estimators=3, max_depth=2).fit(X, Y)
     assert d.chain_length_ == min(2, int(np.ceil(Y.sum(1).mean())) + 1) == 2
     assert len(d.round_seconds_) == d.chain_length_
@@ -154,7 +154,7 @@ def test_xdcc_fit_staged_and_both_variants():
 
 
 def test_xdcc_and_cc_default_decision_is_the_core_default():
-    """Issue 19: by default XDCC and CC-XGB decide with the core's DEFAULT_THRESHOLD on
+    """By default XDCC and CC-XGB decide with the core's DEFAULT_THRESHOLD on
     their marginals (the chain's 0.5 decision left rows empty); staged_predict's last
     stage is predict, and threshold=None gives back the chain's own decision."""
     from mlw.thresholds import DEFAULT_THRESHOLD
@@ -174,7 +174,7 @@ def test_xdcc_and_cc_default_decision_is_the_core_default():
 
 
 def test_default_chain_length_is_bounded_on_high_cardinality():
-    """Issue 19: 12 labels, 10 per instance (ceil + 1 = 11) train only 2 rounds (the cap,
+    """12 labels, 10 per instance (ceil + 1 = 11) train only 2 rounds (the cap,
     MAX_DEFAULT_CHAIN_LENGTH); one label, or no label in any row, trains one round (ML-XGB);
     an explicit chain_length is not capped."""
     rng = np.random.default_rng(1)
@@ -266,8 +266,8 @@ def test_xdcc_out_of_fold_training_scores_are_predict_proba():
 def test_chain_of_length_one_grows_ml_xgbs_trees(sparse):
     """The paper (Section 4.2): "length 1 corresponds to ML-XGB".  Round 1's 0 label-
     features are missing in every row, are never binned, and do not count in the rule
-    that chooses between building a child from its rows and subtracting (they did until
-    2026-11-23: there the trees' histogram sums were added in another order and split
+    that chooses between building a child from its rows and subtracting (when they did,
+    the trees' histogram sums were added in another order and split
     near-ties parted, test margins up to 1.0 apart after 10 trees); so the trees, leaf
     values and scores are bit for bit ML-XGB's.  With enough rows and labels that
     the two counts disagreed on many nodes (300 rows x 40 features, 30 labels)."""

@@ -147,7 +147,7 @@ def test_pickle_round_trip(cls):
 
 @pytest.mark.parametrize("cls", [XDCC, CCXGB])
 def test_predict_with_scores_walks_the_chain_once(cls, monkeypatch):
-    """Issue 14: the joint learners' decision and marginals come from one pass of the
+    """The joint learners' decision and marginals come from one pass of the
     chain: as many booster evaluations as ``predict`` alone, and the same values."""
     from mlw_xdcc.booster import TreeEnsemble
 

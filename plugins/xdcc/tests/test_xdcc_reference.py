@@ -1,5 +1,5 @@
 """The booster and the chain grow the pinned reference trees (``reference_fits.py``):
-speed changes of a round (issue 19) must not change what XDCC computes."""
+speed changes of a round must not change what XDCC computes."""
 
 from __future__ import annotations
 

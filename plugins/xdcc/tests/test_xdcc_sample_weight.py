@@ -1,4 +1,4 @@
-"""``sample_weight`` in ``fit`` for XDCC, ML-XGB and BR-XGB (issue 16): an integer weight
+"""``sample_weight`` in ``fit`` for XDCC, ML-XGB and BR-XGB: an integer weight
 acts as that many copies of the row, a weight of 0 as dropping it."""
 
 from __future__ import annotations
