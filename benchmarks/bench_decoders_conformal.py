@@ -22,14 +22,13 @@ target, the mean set size, and process CPU seconds for all the splits.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 
 import numpy as np
+from _shared import MULAN
 
 ROOT = Path(__file__).resolve().parents[1]
-MULAN = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) / "mulan"
 DATASETS = ("yeast", "scene")
 TARGETS = (0.8, 0.9, 0.95)
 DELTA = 0.1
