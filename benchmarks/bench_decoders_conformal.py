@@ -69,7 +69,7 @@ def _row(who: str, name: str, target: float, rec: list, size: list, cpu: float) 
 
 
 def ours(work: Path) -> None:
-    from mlw.conformal import recall_cutoff
+    from mlw.conformal import conformal_cutoff
 
     for name in DATASETS:
         data = np.load(work / f"{name}.npz")
@@ -79,7 +79,7 @@ def ours(work: Path) -> None:
                 rec, size = [], []
                 c0 = time.process_time()
                 for cal, test in splits(S.shape[0]):
-                    lam, _ = recall_cutoff(S[cal], Y[cal], alpha=round(1 - target, 10),
+                    lam, _ = conformal_cutoff(S[cal], Y[cal], alpha=round(1 - target, 10),
                                            method=method, delta=DELTA)
                     P = (S[test] >= lam).astype(np.uint8)
                     rec.append(recall_of(Y[test], P))
