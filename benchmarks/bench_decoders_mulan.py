@@ -29,12 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import MULAN
 from threadpoolctl import threadpool_limits
 
 import mlw
 
 ROOT = Path(__file__).resolve().parents[1]
-MULAN = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) / "mulan"
 DATASETS = ("emotions", "yeast", "scene", "enron", "medical", "bibtex")
 #: Registered thresholds that take no required option, and F1-tuned OneThreshold.
 EXCLUDED_THRESHOLDS = ("fixed_per_label",)
