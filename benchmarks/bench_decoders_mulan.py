@@ -11,7 +11,9 @@ applied to the test scores. Results are appended to a JSON-lines file, one line 
 (learner, dataset, fold), so a run can be resumed and extended; ``table`` prints the
 table of the docs from one or more such files (several runs merged; a fold recorded
 twice counts once, its last record). Process CPU seconds of the fit and of each decoder are
-recorded. One BLAS and one numba thread.
+recorded, and the mean expected F1 of the ``f1`` decoder's sets under the learner's own
+model (against the realised F1: how well calibrated its joint is). One BLAS and one
+numba thread.
 
     NUMBA_NUM_THREADS=1 python benchmarks/bench_decoders_mulan.py run --out gains.jsonl
         [--learners pcc,ctbn] [--datasets emotions,yeast,...] [--folds 10]
@@ -89,6 +91,8 @@ def run_fold(learner_name: str, X, Y, train, test) -> dict:
         out[f"{dec}_decoded"] = mlw.evaluate(Yte, res.labels, metrics=[metric])[metric]
         out[f"{dec}_route"] = res.route
         out[f"{dec}_cpu"] = c
+        if dec == "f1" and res.expected is not None:
+            out["f1_expected"] = float(np.mean(res.expected))
     return out
 
 
@@ -118,6 +122,15 @@ def run(args: argparse.Namespace) -> None:
                       f"{rec['fit_cpu']:.1f} CPU s", file=sys.stderr, flush=True)
 
 
+def expected(rs: list[dict]) -> str:
+    """The mean over folds of the expected F1 of the ``f1`` decoder's sets under the
+    learner's own model (beside the realised F1, a check of the model's calibration);
+    "–" unless every fold recorded it."""
+    if not rs or any("f1_expected" not in r for r in rs):
+        return "–"
+    return f"{np.mean([r['f1_expected'] for r in rs]):.4f}"
+
+
 def table(paths: list[str]) -> None:
     records = {}
     for path in paths:
@@ -129,8 +142,8 @@ def table(paths: list[str]) -> None:
                   key=lambda k: (k[0], DATASETS.index(k[1]) if k[1] in DATASETS else 99))
     print("| learner | dataset | folds | F1 `f1` | F1 best threshold | Δ F1 (± s.e.) | "
           "subset `subset` | subset 0.5 cut | Δ subset (± s.e.) | fit CPU s/fold | "
-          "`f1` decode CPU s/fold |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "`f1` decode CPU s/fold | F1 `f1` expected by the model |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     wins = {}
     for learner, dataset in keys:
         rs = [r for r in rows if r["learner"] == learner and r["dataset"] == dataset]
@@ -153,7 +166,7 @@ def table(paths: list[str]) -> None:
               f"{col('f1_threshold').mean():.4f} | {df1.mean():+.4f} ± {se(df1):.4f} | "
               f"{col('subset_decoded').mean():.4f} | {col('subset_cut').mean():.4f} | "
               f"{dsub.mean():+.4f} ± {se(dsub):.4f} | {col('fit_cpu').mean():.1f} | "
-              f"{col('f1_cpu').mean():.2f} |")
+              f"{col('f1_cpu').mean():.2f} | {expected(rs)} |")
     print()
     for learner, (a, b, n) in wins.items():
         print(f"{learner}: f1 >= best threshold on {a} of {n} datasets, subset >= 0.5 cut "
