@@ -16,7 +16,7 @@ model (against the realised F1: how well calibrated its joint is). One BLAS and 
 numba thread.
 
     NUMBA_NUM_THREADS=1 python benchmarks/bench_decoders_mulan.py run --out gains.jsonl
-        [--learners pcc,ctbn] [--datasets emotions,yeast,...] [--folds 10]
+        [--learners pcc,ctbn] [--datasets emotions,yeast,...] [--folds 10] [--only-folds 0,1]
     python benchmarks/bench_decoders_mulan.py table gains.jsonl [more.jsonl ...]
 """
 
@@ -107,7 +107,8 @@ def run(args: argparse.Namespace) -> None:
         folds = mlw.IterativeStratifiedKFold(n_splits=args.folds, seed=0).folds(Y)
         for learner_name in args.learners.split(","):
             for k in range(args.folds):
-                if (learner_name, dataset, k) in done:
+                if (learner_name, dataset, k) in done or (
+                        args.only_folds is not None and k not in args.only_folds):
                     continue
                 test = np.flatnonzero(folds == k)
                 train = np.flatnonzero(folds != k)
@@ -181,6 +182,8 @@ def main() -> None:
     r.add_argument("--learners", default="pcc,ctbn")
     r.add_argument("--datasets", default=",".join(DATASETS))
     r.add_argument("--folds", type=int, default=10)
+    r.add_argument("--only-folds", type=lambda v: {int(k) for k in v.split(",")},
+                   default=None, help="run only these folds (e.g. 0,1), to split a long run")
     t = sub.add_parser("table")
     t.add_argument("paths", nargs="+")
     args = ap.parse_args()
