@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import MULAN
 
 ROOT = Path(__file__).resolve().parents[1]
-MULAN = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) / "mulan"
 DATASETS = ("emotions", "yeast", "scene", "enron", "bibtex")
 MEASURES = (("subset_accuracy", "subset", True), ("hamming_loss", "hamming", False),
             ("f1_example", "f1", True))

@@ -22,14 +22,13 @@ target, the mean set size, and process CPU seconds for all the splits.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 
 import numpy as np
+from _shared import MULAN
 
 ROOT = Path(__file__).resolve().parents[1]
-MULAN = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) / "mulan"
 DATASETS = ("yeast", "scene")
 TARGETS = (0.8, 0.9, 0.95)
 DELTA = 0.1
@@ -70,7 +69,7 @@ def _row(who: str, name: str, target: float, rec: list, size: list, cpu: float) 
 
 
 def ours(work: Path) -> None:
-    from mlw.conformal import recall_cutoff
+    from mlw.conformal import conformal_cutoff
 
     for name in DATASETS:
         data = np.load(work / f"{name}.npz")
@@ -80,7 +79,7 @@ def ours(work: Path) -> None:
                 rec, size = [], []
                 c0 = time.process_time()
                 for cal, test in splits(S.shape[0]):
-                    lam, _ = recall_cutoff(S[cal], Y[cal], alpha=round(1 - target, 10),
+                    lam, _ = conformal_cutoff(S[cal], Y[cal], alpha=round(1 - target, 10),
                                            method=method, delta=DELTA)
                     P = (S[test] >= lam).astype(np.uint8)
                     rec.append(recall_of(Y[test], P))
