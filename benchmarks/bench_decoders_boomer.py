@@ -8,13 +8,14 @@ subset accuracy, ``hamming`` for Hamming loss, ``f1`` for example F1 (each measu
 scored on the labels decoded for it). BOOMER runs in its own environment (it pins older
 numpy and scikit-learn; a benchmark-only dependency) on the same matrices, exported
 once; its metrics are computed here with the conventions of ``mlw.evaluate`` (an empty
-true and predicted set has F1 1). BOOMER runs on one thread (its parallel options off)
-with its gradient statistics stored dense (see ``boomer_one``), mlw with one BLAS and
-one numba thread.
+true and predicted set has F1 1). BOOMER fits on one thread (its parallel options for
+rule refinement and statistic updates off; prediction at its default, see
+``boomer_one``), mlw with one BLAS and one numba thread.
 
     python benchmarks/bench_decoders_boomer.py export --work DIR
     /path/to/boomer-venv/bin/python benchmarks/bench_decoders_boomer.py boomer --work DIR
     python benchmarks/bench_decoders_boomer.py ours --work DIR [--learners br,pcc,...]
+        (a learner may carry parameters: lp:base_estimator=sklearn.svm.SVC,base__probability=true)
     python benchmarks/bench_decoders_boomer.py table --work DIR
 
 Results are appended to ``DIR/results.jsonl`` (one line per learner and dataset; a
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -85,11 +87,9 @@ def _load(work: Path, name: str, part: str):
 
 
 def boomer(work: Path, datasets: list[str], attempts: int = 5) -> None:
-    """Each (variant, dataset) in a child process, tried up to ``attempts`` times:
-    mlrl-boomer 0.12.3 (the newest this environment installs) aborts now and then in its
-    native code (``corrupted double-linked list``, ``munmap_chunk(): invalid pointer``),
-    on the same call that succeeds on a retry; a successful fit is deterministic
-    (``random_state=1``: the same metrics on every success)."""
+    """Each (variant, dataset) in a child process, so that a crash of BOOMER's native code
+    loses one cell only, tried up to ``attempts`` times (a fit is deterministic:
+    ``random_state=1``)."""
     import subprocess
     import sys
 
@@ -109,12 +109,11 @@ def boomer(work: Path, datasets: list[str], attempts: int = 5) -> None:
 def boomer_one(work: Path, name: str, variant: str) -> None:
     from mlrl.boosting import Boomer
 
-    # one thread; statistic_format="dense": the automatic choice of mlrl-boomer 0.12.3
-    # (the newest this environment installs) picks a sparse store of the gradients on
-    # yeast and scene that aborts in its native code; the store's format does not
-    # change the model
-    off = {"parallel_rule_refinement": "false", "parallel_statistic_update": "false",
-           "parallel_prediction": "false", "statistic_format": "dense"}
+    # fit on one thread. Prediction stays at its default (parallel): mlrl-boomer 0.11.4
+    # and 0.12.3 with parallel_prediction="false" size the score buffer of their binary
+    # predictor for fewer threads than OpenMP runs, write past it and abort (or corrupt
+    # the heap) in predict() on every dataset; predict_proba is not affected
+    off = {"parallel_rule_refinement": "false", "parallel_statistic_update": "false"}
     Xtr, Ytr = _load(work, name, "train")
     Xte, Yte = _load(work, name, "test")
     c0 = time.process_time()
@@ -128,6 +127,7 @@ def boomer_one(work: Path, name: str, variant: str) -> None:
 
 def ours(work: Path, learners: list[str], datasets: list[str]) -> None:
     import mlw
+    from mlw.experiments.config import learner_from_spec
 
     done = _done(work)
     for name in datasets:
@@ -139,8 +139,12 @@ def ours(work: Path, learners: list[str], datasets: list[str]) -> None:
         for learner_name in learners:
             if (learner_name, name) in done:
                 continue
+            entry = learner_from_spec(learner_name)
+            params = dict(entry.params)
+            if entry.threshold is not None:
+                params["threshold"] = entry.threshold
             c0 = time.process_time()
-            model = mlw.get_learner(learner_name).fit(Xtr, Ytr_d)
+            model = mlw.get_learner(entry.learner, **params).fit(Xtr, Ytr_d)
             fit_cpu = time.process_time() - c0
             rec = {"learner": learner_name, "dataset": name, "fit_cpu": fit_cpu,
                    "load": os.getloadavg()[0]}
@@ -200,12 +204,20 @@ def table(work: Path) -> None:
               f"{r['f1_example']:.4f} | {r['own_f1_example']:.4f} | {r['cpu']:.1f} |")
 
 
+def split_learners(text: str) -> list[str]:
+    """``"lp,lp:base_estimator=sklearn.svm.SVC,base__probability=true,pcc"`` -> the three
+    learner specs: a comma ends a learner unless a ``key=`` follows it."""
+    return [s for s in re.split(r",(?!\s*[A-Za-z_]\w*\s*=)", text) if s.strip()]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("step", choices=("export", "boomer", "boomer-one", "ours", "table"))
     ap.add_argument("--variant", default="boomer")
     ap.add_argument("--work", required=True, type=Path)
-    ap.add_argument("--learners", default="br,ml_xgb,pcc,epcc,ctbn,mc,lp")
+    ap.add_argument("--learners", default="br,ml_xgb,pcc,epcc,ctbn,mc,lp,pct_forest",
+                    help="learners, each a name or a spec NAME:key=value,key=value (a "
+                         "comma starts the next learner unless key= follows it)")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     args = ap.parse_args()
     datasets = args.datasets.split(",")
@@ -219,7 +231,7 @@ def main() -> None:
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1, user_api="blas"):
-            ours(args.work, args.learners.split(","), datasets)
+            ours(args.work, split_learners(args.learners), datasets)
     else:
         table(args.work)
 
