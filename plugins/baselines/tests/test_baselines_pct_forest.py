@@ -126,3 +126,18 @@ def test_bad_parameters_are_one_line_errors(params):
     X, Y = correlated(n=30, d=3, L=2, seed=0)
     with pytest.raises(ValueError, match=next(iter(params))):
         PCTForest(**params).fit(X, Y)
+
+
+@pytest.mark.parametrize("name", ["pct_forest", "lp"])
+def test_samples_follow_the_class_distribution(name):
+    X, Y = correlated(n=90, d=4, L=4, seed=7)
+    learner = mlw.get_learner(name).fit(X, Y)
+    S = learner.sample_labels(X[:3], n_samples=20000, random_state=5)
+    assert S.shape == (3, 20000, 4) and S.dtype == np.uint8
+    C = learner.predict_classes(X[:3])
+    for i in range(3):
+        counts = np.array([(S[i] == s).all(axis=1).mean() for s in learner.label_sets_])
+        np.testing.assert_allclose(counts, C[i], atol=0.015)
+        assert (counts[C[i] == 0] == 0).all()          # an impossible set is never drawn
+    np.testing.assert_array_equal(S, learner.sample_labels(X[:3], n_samples=20000,
+                                                           random_state=5))
