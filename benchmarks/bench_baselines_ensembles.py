@@ -29,10 +29,10 @@ import os
 import random
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import MULAN
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler
@@ -40,7 +40,7 @@ from threadpoolctl import threadpool_limits
 
 import mlw
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mulan"
+DATA = MULAN
 METRICS = ["hamming_loss", "f1_micro", "f1_macro", "f1_example", "subset_accuracy"]
 
 

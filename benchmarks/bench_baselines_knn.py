@@ -50,14 +50,14 @@ import os
 import tempfile
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import SHARED_DATASETS
 
 import mlw
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+SHARED = SHARED_DATASETS
 METRICS = ["hamming_loss", "f1_micro", "f1_macro", "f1_example", "subset_accuracy"]
 N_TRAIN_IMDB = 72551
 

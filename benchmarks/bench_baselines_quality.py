@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _shared import MULAN
 
 import mlw
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mulan"
+DATA = MULAN
 METRICS = ["subset_accuracy", "hamming_loss", "accuracy", "f1_example", "f1_micro",
            "f1_macro", "log_loss", "cll_loss"]
 

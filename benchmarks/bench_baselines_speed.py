@@ -25,10 +25,10 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import MULAN
 from sklearn.linear_model import LogisticRegression
 from sklearn.multioutput import MultiOutputClassifier
 from sklearn.pipeline import make_pipeline
@@ -37,7 +37,7 @@ from threadpoolctl import threadpool_limits
 
 import mlw
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mulan"
+DATA = MULAN
 
 
 def base() -> object:

@@ -30,8 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-MULAN = Path(os.environ.get("MLW_SHARED_DATASETS",
-                            Path(__file__).resolve().parents[2] / "shared" / "datasets")) / "mulan"
+from _shared import MULAN
 
 
 def _cpu() -> float:

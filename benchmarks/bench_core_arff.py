@@ -22,15 +22,15 @@ import argparse
 import bz2
 import gzip
 import json
-import os
 import resource
 import sys
 import time
 from pathlib import Path
 
+from _shared import SHARED_DATASETS
+
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) \
-    / "meka" / "Imdb.arff.bz2"
+DEFAULT = SHARED_DATASETS / "meka" / "Imdb.arff.bz2"
 
 
 def _decompress(path: Path) -> bytes:

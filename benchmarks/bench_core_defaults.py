@@ -44,9 +44,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _shared import SHARED_DATASETS
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+DATA = SHARED_DATASETS
 DATASETS = ["emotions", "yeast", "scene", "flags", "birds", "genbase", "medical", "enron",
             "slashdot", "bibtex"]
 #: opt-in (``--datasets imdb``): 120,919 rows, so a cell costs minutes; the first

@@ -18,8 +18,9 @@ import re
 import sys
 from pathlib import Path
 
+from _shared import PAPERS
+
 ROOT = Path(__file__).resolve().parents[1]
-PAPERS = ROOT.parent / "shared" / "papers"
 
 # --- LaCovaC (ECAI 2016), Tables 4-6 ------------------------------------------------------
 LACOVAC_METRICS = {"multi-label accuracy": "accuracy", "exact-match": "subset_accuracy",

@@ -8,13 +8,14 @@ together (medical: its one file), differences with their standard errors over fo
 Each fold fits the learner once; the thresholds are fitted on its training scores
 (``predict_proba`` on the training rows) and the one with the best training F1 is
 applied to the test scores. Results are appended to a JSON-lines file, one line per
-(learner, dataset, fold), so a run can be resumed and extended; ``--table`` prints the
-table of the docs from it. Process CPU seconds of the fit and of each decoder are
+(learner, dataset, fold), so a run can be resumed and extended; ``table`` prints the
+table of the docs from one or more such files (several runs merged; a fold recorded
+twice counts once, its last record). Process CPU seconds of the fit and of each decoder are
 recorded. One BLAS and one numba thread.
 
     NUMBA_NUM_THREADS=1 python benchmarks/bench_decoders_mulan.py run --out gains.jsonl
         [--learners pcc,ctbn] [--datasets emotions,yeast,...] [--folds 10]
-    python benchmarks/bench_decoders_mulan.py table gains.jsonl
+    python benchmarks/bench_decoders_mulan.py table gains.jsonl [more.jsonl ...]
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import MULAN
 from threadpoolctl import threadpool_limits
 
 import mlw
 
 ROOT = Path(__file__).resolve().parents[1]
-MULAN = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) / "mulan"
 DATASETS = ("emotions", "yeast", "scene", "enron", "medical", "bibtex")
 #: Registered thresholds that take no required option, and F1-tuned OneThreshold.
 EXCLUDED_THRESHOLDS = ("fixed_per_label",)
@@ -117,8 +118,13 @@ def run(args: argparse.Namespace) -> None:
                       f"{rec['fit_cpu']:.1f} CPU s", file=sys.stderr, flush=True)
 
 
-def table(path: str) -> None:
-    rows = [json.loads(line) for line in Path(path).read_text().splitlines()]
+def table(paths: list[str]) -> None:
+    records = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            r = json.loads(line)
+            records[(r["learner"], r["dataset"], r["fold"])] = r
+    rows = list(records.values())
     keys = sorted({(r["learner"], r["dataset"]) for r in rows},
                   key=lambda k: (k[0], DATASETS.index(k[1]) if k[1] in DATASETS else 99))
     print("| learner | dataset | folds | F1 `f1` | F1 best threshold | Δ F1 (± s.e.) | "
@@ -163,10 +169,10 @@ def main() -> None:
     r.add_argument("--datasets", default=",".join(DATASETS))
     r.add_argument("--folds", type=int, default=10)
     t = sub.add_parser("table")
-    t.add_argument("path")
+    t.add_argument("paths", nargs="+")
     args = ap.parse_args()
     if args.command == "table":
-        table(args.path)
+        table(args.paths)
         return
     with threadpool_limits(limits=1, user_api="blas"):
         run(args)

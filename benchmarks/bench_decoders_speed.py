@@ -19,12 +19,12 @@ import os
 import time
 from pathlib import Path
 
+from _shared import MULAN
 from threadpoolctl import threadpool_limits
 
 import mlw
 
 ROOT = Path(__file__).resolve().parents[1]
-MULAN = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) / "mulan"
 
 
 def timed(fn):

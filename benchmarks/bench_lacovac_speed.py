@@ -48,10 +48,10 @@ import argparse
 import os
 import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import MULAN
 from sklearn.tree import DecisionTreeClassifier
 
 import mlw
@@ -61,7 +61,7 @@ from mlw_lacovac._reference import ReferenceTreeBuilder
 from mlw_lacovac._tree import TreeBuilder, child_sizes
 from mlw_lacovac.model import check_training_data
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "mulan"
+DATA = MULAN
 TARGET = {"yeast": 1.5, "scene": 1.5, "enron": 1.0, "bibtex": 1.0}
 
 

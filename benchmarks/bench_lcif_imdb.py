@@ -46,9 +46,10 @@ import sys
 import time
 from pathlib import Path
 
+from _shared import SHARED_DATASETS
+
 ROOT = Path(__file__).resolve().parents[1]
-IMDB = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) \
-    / "meka" / "Imdb.arff.bz2"
+IMDB = SHARED_DATASETS / "meka" / "Imdb.arff.bz2"
 N_TRAIN = 72551
 METRICS = ["accuracy", "f1_example", "f1_micro", "f1_macro", "hamming_loss",
            "subset_accuracy"]

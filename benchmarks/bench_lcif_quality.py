@@ -44,9 +44,10 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import SHARED_DATASETS
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+DATA = SHARED_DATASETS
 SHOW = ["accuracy", "f1_example", "hamming_loss", "f1_micro", "f1_macro"]
 
 

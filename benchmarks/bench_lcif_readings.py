@@ -32,17 +32,17 @@ end.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import SHARED_DATASETS
 
 import mlw
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+DATA = SHARED_DATASETS
 METRICS = ["accuracy", "f1_example", "hamming_loss", "f1_micro", "f1_macro"]
 PAPER = {"bibtex": {"accuracy": 0.202, "f1_example": 0.274, "hamming_loss": 0.022,
                     "f1_micro": 0.289, "f1_macro": 0.146},

@@ -32,9 +32,10 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _shared import SHARED_DATASETS
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("MLW_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+DATA = SHARED_DATASETS
 KS = (1, 3, 5)
 
 

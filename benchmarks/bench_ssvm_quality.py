@@ -39,11 +39,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from _shared import MULAN
 
 import mlw
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "datasets" / "mulan"
+DATA = MULAN
 CONFIGS = {"clean": ROOT / "examples" / "papers" / "ssvm.toml",
            "noisy": ROOT / "examples" / "papers" / "ssvm_noisy.toml"}
 NOISES = ["none"] + [f"bernoulli:{p}" for p in (0.01, 0.03, 0.05, 0.07, 0.09)] + [

@@ -61,10 +61,10 @@ from typing import Any
 
 import numpy as np
 from _paper_config import config_arguments, run_config
+from _shared import MULAN
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "examples" / "papers" / "xdcc.toml"
-MULAN = ROOT.parent / "shared" / "datasets" / "mulan"
 ALL_SPLITS = ["sum_gain", "max_gain", "sum_weight", "max_weight", "sum_abs_g", "max_abs_g"]
 GRIDS = {
     "paper": dict(n_estimators=[10, 20, 50, 100], learning_rate=[0.1, 0.2, 0.3],

@@ -32,11 +32,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _shared import MULAN
 
 import mlw
 
 ROOT = Path(__file__).resolve().parents[1]
-MULAN = ROOT.parent / "shared" / "datasets" / "mulan"
 SETTINGS = dict(n_estimators=100, max_depth=6, learning_rate=0.3)
 
 

@@ -1,6 +1,8 @@
 """MkDocs hook: a method page's ``<!-- parameters: NAME -->`` line becomes the table of
 learner NAME's parameters, read through the registry from the learner's docstrings,
-exactly what ``mlw learners NAME`` prints (one source per fact)."""
+exactly what ``mlw learners NAME`` prints; a ``<!-- decoding: learners -->`` line the
+table of what each learner gives the decoders, read from its tags and the docstrings of
+the methods behind them (one source per fact)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,11 @@ import re
 from typing import Any
 
 _MARK = re.compile(r"^<!-- parameters: ([a-z0-9_]+) -->$", re.MULTILINE)
+_DECODING = re.compile(r"^<!-- decoding: learners -->$", re.MULTILINE)
+#: (tag, the method behind it, the column's title) of the decoding table
+_DECODING_COLUMNS = (("joint_mode", "joint_mode", "joint mode (`joint_mode`)"),
+                     ("size_marginals", "size_marginals", "size marginals (`size_marginals`)"),
+                     ("samples", "sample_labels", "samples (`sample_labels`)"))
 _ROLE = re.compile(r":(?:class|func|meth|data|attr|mod|obj):`~?([^`]+)`")
 
 
@@ -34,5 +41,29 @@ def _table(name: str) -> str:
     return "\n".join(rows)
 
 
+def _decoding_table() -> str:
+    """One row per group of learners whose decoding methods are the same functions."""
+    import inspect
+
+    import mlw
+
+    rows: dict[tuple, list[str]] = {}
+    for name, spec in mlw.list_learners().items():
+        if not any(getattr(spec.tags, tag) for tag, _, _ in _DECODING_COLUMNS):
+            continue
+        cls = spec.learner_class()
+        key = tuple(getattr(cls, meth) if getattr(spec.tags, tag) else None
+                    for tag, meth, _ in _DECODING_COLUMNS)
+        rows.setdefault(key, []).append(name)
+    out = ["| learner | " + " | ".join(t for _, _, t in _DECODING_COLUMNS) + " |",
+           "|---|---|---|---|"]
+    for key, names in rows.items():
+        cells = ["–" if f is None else _markdown(" ".join((inspect.getdoc(f) or "").split()))
+                 for f in key]
+        out.append(f"| {', '.join(f'`{n}`' for n in names)} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    markdown = _DECODING.sub(lambda m: _decoding_table(), markdown)
     return _MARK.sub(lambda m: _table(m.group(1)), markdown)

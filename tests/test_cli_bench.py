@@ -105,10 +105,10 @@ class _Page(HTMLParser):
             self.images.append(attrs["src"])
 
 
-def test_report_writes_markdown_self_contained_html_and_figures(tmp_path) -> None:
+def test_report_writes_markdown_self_contained_html_and_figures(tmp_path, datasets_dir) -> None:
     out = tmp_path / "r.parquet"
     result = invoke("bench", "--learners", "br,cc,template_centroid", "--datasets",
-                    f"emotions,{ROOT.parent / 'shared' / 'datasets' / 'mulan' / 'flags'}",
+                    f"emotions,{datasets_dir / 'mulan' / 'flags'}",
                     "--cv", "3", "--metrics", "f1_micro,hamming_loss", "--out", str(out))
     assert result.exit_code == 0, result.output
     report = tmp_path / "report"
@@ -146,13 +146,14 @@ def test_report_writes_markdown_self_contained_html_and_figures(tmp_path) -> Non
     assert "Fit CPU seconds" not in old_md
 
 
-def test_a_learner_scored_on_some_metrics_does_not_empty_the_others(tmp_path) -> None:
+def test_a_learner_scored_on_some_metrics_does_not_empty_the_others(tmp_path, datasets_dir
+                                                                    ) -> None:
     """A learner with its own ``metrics`` (lacovac.toml's joint mode: exact match only)
     appears in those metrics' tables only; the other metrics keep their ranks and CD
     diagrams (it used to leave no dataset complete for them)."""
     from mlw.experiments import parse_config, run_experiment, write_report
 
-    mulan = ROOT.parent / "shared" / "datasets" / "mulan"
+    mulan = datasets_dir / "mulan"
     exp = parse_config({"experiment": {"name": "partial", "folds": 2, "data_path": [str(mulan)],
                                        "metrics": ["f1_micro", "hamming_loss"],
                                        "datasets": ["flags", "emotions"]},

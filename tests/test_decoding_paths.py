@@ -42,18 +42,30 @@ def test_holdout_scores_each_metric_on_its_decoders_label_sets(emotions) -> None
 
 
 @pytest.mark.pipeline
-def test_holdout_with_a_conformal_target(emotions) -> None:
+@pytest.mark.parametrize("spec, control, metric, loss", [
+    ("recall:0.8", "recall", "fnr_example", "false_negative_rate"),
+    ("precision:0.4", "precision", "precision_example", "precision_loss"),
+])
+def test_holdout_with_a_conformal_target(emotions, spec, control, metric, loss) -> None:
     train, test = emotions
     result = mlw.holdout(mlw.get_learner("br"), train, test, ["f1_example"],
-                         conformal="recall:0.8")
-    assert set(result.metrics) == {"f1_example", "fnr_example"}
-    model = mlw.ConformalRecall(mlw.get_learner("br"), alpha=0.2).fit(train.X, train.Y)
-    fnr = mlw.conformal.false_negative_rate(test.Y, model.predict(test.X)).mean()
-    assert result.metrics["fnr_example"] == pytest.approx(fnr, abs=1e-12)
+                         conformal=spec)
+    assert set(result.metrics) == {"f1_example", metric}
+    target = float(spec.split(":")[1])
+    model = mlw.ConformalLabelSets(mlw.get_learner("br"), control=control,
+                                   alpha=round(1 - target, 12)).fit(train.X, train.Y)
+    value = getattr(mlw.conformal, loss)(test.Y, model.predict(test.X)).mean()
+    assert result.metrics[metric] == pytest.approx(
+        value if control == "recall" else 1 - value, abs=1e-12)
+
+
+def test_bad_conformal_choices_fail_before_any_fit() -> None:
     with pytest.raises(ValueError, match="not both"):
         mlw.prepare_evaluation(mlw.get_learner("br"), None, "pcut", conformal="recall:0.9")
-    with pytest.raises(ValueError, match="only recall"):
-        mlw.prepare_evaluation(mlw.get_learner("br"), conformal="precision:0.9")
+    with pytest.raises(ValueError, match="only recall or precision"):
+        mlw.prepare_evaluation(mlw.get_learner("br"), conformal="f1:0.9")
+    with pytest.raises(ValueError, match="cannot control precision"):
+        mlw.prepare_evaluation(mlw.get_learner("br"), conformal="precision:0.9:crc")
 
 
 @pytest.mark.pipeline
@@ -72,6 +84,20 @@ def test_mlw_fit_decode_and_conformal() -> None:
     table = _invoke("fit", "--learner", "br", "--data", "emotions", "--conformal",
                     "recall:0.9")
     assert "conformal recall: achieved" in table.stdout and "target 0.9" in table.stdout
+    out = _invoke("fit", "--learner", "br", "--data", "emotions", "--conformal",
+                  "precision:0.4", "--json")
+    obj = json.loads(out.stdout)
+    assert obj["conformal"] == {"target_precision": 0.4, "method": "ltt",
+                                "achieved_precision": obj["metrics"]["precision_example"]}
+    table = _invoke("fit", "--learner", "br", "--data", "emotions", "--conformal",
+                    "precision:0.4")
+    assert "conformal precision: achieved" in table.stdout
+    assert "target 0.4 (ltt, guaranteed with probability >= 0.9" in table.stdout
+    for spec, message in (("precision:0.9:crc", "cannot control precision"),
+                          ("f1:0.9", "only recall or precision")):
+        bad = _invoke("fit", "--learner", "br", "--data", "emotions", "--conformal", spec)
+        assert bad.exit_code == 2 and message in bad.output
+        assert len(bad.output.strip().splitlines()) == 1
     bad = _invoke("fit", "--learner", "br", "--data", "emotions", "--decode", "f9")
     assert bad.exit_code == 2 and "unknown decoder 'f9'" in bad.output
 

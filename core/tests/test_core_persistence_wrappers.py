@@ -28,9 +28,10 @@ def emotions():
 @pytest.mark.parametrize("make", [
     lambda: mlw.ConformalRecall("br", alpha=0.1),
     lambda: mlw.ConformalRecall("cc", alpha=0.2, method="ltt"),
+    lambda: mlw.ConformalLabelSets("br", control="precision", alpha=0.6),
     lambda: mlw.CalibratedLearner("br", method="isotonic"),
     lambda: mlw.CalibratedLearner("br", method="platt"),
-], ids=["conformal-crc", "conformal-ltt", "isotonic", "platt"])
+], ids=["conformal-crc", "conformal-ltt", "conformal-precision", "isotonic", "platt"])
 def test_a_wrapper_saves_without_a_trust_warning_and_loads_as_it_was(make, emotions, tmp_path):
     train, test = emotions
     model = make().fit(train.X, train.Y)

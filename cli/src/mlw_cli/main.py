@@ -337,10 +337,12 @@ _Decode = Annotated[str | None, typer.Option(
     "decoder of its measure), or per metric (f1_example=f1,subset_accuracy=subset).",
     autocompletion=complete("decoder"))]
 _Conformal = Annotated[str | None, typer.Option(
-    "--conformal", metavar="recall:TARGET", help="Label sets whose recall is guaranteed: "
-    "the learner fitted on 70% of the training rows, its scores cut by conformal risk "
-    "control on the rest (expected recall >= TARGET on exchangeable data); prints the "
-    "recall achieved on the test set next to TARGET.")]
+    "--conformal", metavar="MEASURE:TARGET[:METHOD]", help="Label sets whose recall or "
+    "precision is guaranteed: the learner fitted on 70% of the training rows, its scores "
+    "cut at one threshold chosen on the rest. recall:0.9 (conformal risk control: "
+    "expected recall >= 0.9 on exchangeable data; recall:0.9:ltt with probability 0.9), "
+    "precision:0.9 (Learn-then-Test, with probability 0.9); prints the value achieved on "
+    "the test set next to TARGET.")]
 _Metrics = Annotated[str | None, typer.Option(
     "--metrics", "-m", metavar="A,B,...", help="Metrics to compute, comma-separated "
     "(default: all the learner's outputs allow).",
@@ -476,9 +478,8 @@ def _report_fit(plan: Any, result: Any, *, seed: int, save: str | None, show_mod
         }
         if plan.evaluation_threshold is not None:
             obj["evaluation_threshold"] = plan.evaluation_threshold
-        if plan.recall_target is not None:
-            obj["conformal"] = {"target_recall": plan.recall_target,
-                                "achieved_recall": _achieved_recall(result)}
+        if plan.conformal is not None:
+            obj["conformal"] = _conformal_record(plan.conformal, result)
         if text is not None:
             eprint(text)
         print_json(obj)
@@ -505,19 +506,23 @@ def _report_fit(plan: Any, result: Any, *, seed: int, save: str | None, show_mod
     if result.per_label is not None:
         out.print(_per_label_table(result))
     out.print(caption, markup=False)
-    if plan.recall_target is not None:
-        out.print(f"conformal recall: achieved {_achieved_recall(result):.4f} on the test "
-                  f"{'folds (mean)' if data.kind == 'cv' else 'set'}, target "
-                  f"{plan.recall_target:g} (guaranteed in expectation over calibration "
-                  f"sets)", markup=False)
+    if plan.conformal is not None:
+        goal = plan.conformal
+        out.print(f"conformal {goal.control}: achieved {goal.achieved(result.metrics):.4f} "
+                  f"on the test {'folds (mean)' if data.kind == 'cv' else 'set'}, target "
+                  f"{goal.target:g} ({goal.method}, guaranteed {goal.guarantee})",
+                  markup=False)
     out.print(timing, markup=False)
     if text is not None:
         results().write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
 
 
-def _achieved_recall(result: Any) -> float:
-    """The recall the conformal sets achieved: 1 - the metric ``fnr_example``."""
-    return 1.0 - float(result.metrics["fnr_example"])
+def _conformal_record(goal: Any, result: Any) -> dict[str, Any]:
+    """The JSON of ``--conformal``: ``{"target_recall", "achieved_recall", "method"}``
+    (or ``target_precision``, ``achieved_precision``)."""
+    return {f"target_{goal.control}": goal.target,
+            f"achieved_{goal.control}": goal.achieved(result.metrics),
+            "method": goal.method}
 
 
 # --- predict -------------------------------------------------------------------------------------

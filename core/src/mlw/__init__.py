@@ -49,6 +49,7 @@ _LAZY: dict[str, str] = {
     "list_plugins": "mlw.api",
     "list_thresholds": "mlw.api",
     "CalibratedLearner": "mlw.calibration",
+    "ConformalLabelSets": "mlw.conformal",
     "ConformalRecall": "mlw.conformal",
     "Dataset": "mlw.dataset",
     "evaluate": "mlw.evaluation",
@@ -111,7 +112,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         list_thresholds,
     )
     from mlw.calibration import CalibratedLearner
-    from mlw.conformal import ConformalRecall
+    from mlw.conformal import ConformalLabelSets, ConformalRecall
     from mlw.dataset import Dataset
     from mlw.evaluation import cross_validate, evaluate, holdout, run_plan
     from mlw.factory import get_decoder, get_learner, get_threshold
@@ -140,6 +141,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
 __all__ = [
     "AmbiguousNameError",
     "CalibratedLearner",
+    "ConformalLabelSets",
     "ConformalRecall",
     "Dataset",
     "DataPlan",

@@ -428,8 +428,10 @@ def cross_validate(learner: Any, dataset: Dataset, k: int = 10,
         ``"f1:beta=2"``), ``"matched"`` (each metric the decoder of its measure), or
         ``{metric: decoder}``.
     conformal : str, float or None, default None
-        ``"recall:0.9"``: wrap the learner in :class:`mlw.ConformalRecall` guaranteeing
-        that recall (``alpha = 0.1``); the achieved value is ``1 - fnr_example``.
+        ``"recall:0.9"`` or ``"precision:0.9"`` (a method as in ``"recall:0.9:ltt"``):
+        wrap the learner in :class:`mlw.ConformalLabelSets` guaranteeing that recall or
+        precision (``alpha = 0.1``); the achieved value is ``1 - fnr_example`` or
+        ``precision_example``.
 
     Returns
     -------

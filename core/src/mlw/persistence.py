@@ -124,6 +124,7 @@ CORE_MODEL_TYPES: tuple[str, ...] = (
 #: trusted for these and for what the wrapped learner's registration trusts; the header
 #: names the wrapped learner as ``wrapped_learner``.
 CORE_WRAPPERS: dict[str, tuple[str, ...]] = {
+    "mlw.conformal.ConformalLabelSets": ("mlw.conformal:ConformalLabelSets",),
     "mlw.conformal.ConformalRecall": ("mlw.conformal:ConformalRecall",),
     "mlw.calibration.CalibratedLearner": ("mlw.calibration:CalibratedLearner",
                                           "sklearn.isotonic:IsotonicRegression",

@@ -21,7 +21,7 @@ from typing import Any
 
 from sklearn.base import clone
 
-from mlw.conformal import ConformalRecall, parse_target
+from mlw.conformal import ConformalLabelSets, ConformalTarget, parse_target
 from mlw.decoders.routing import describe, resolve_decoders
 from mlw.factory import build_learner
 from mlw.io.plan import DEFAULT_SEED, DataPlan, plan_data
@@ -67,9 +67,10 @@ class EvaluationPlan:
     decoders : ``{metric: decoder}``: the label-set metrics scored on the label sets a
         decoder computes from the fitted learner (:mod:`mlw.decoders`) instead of its
         own; empty when nothing is decoded
-    recall_target : the recall a conformal wrapper guarantees
-        (:class:`mlw.ConformalRecall`, ``mlw fit --conformal recall:0.9``), or ``None``;
-        the achieved value is the metric ``fnr_example`` (recall = 1 - FNR)
+    conformal : what a conformal wrapper guarantees (:class:`mlw.ConformalLabelSets`,
+        ``mlw fit --conformal recall:0.9`` or ``precision:0.9``), as a
+        :class:`mlw.conformal.ConformalTarget`, or ``None``; its ``achieved(metrics)``
+        is the value reached (from ``fnr_example`` or ``precision_example``)
     """
 
     learner: Any
@@ -81,7 +82,7 @@ class EvaluationPlan:
     name: str | None = None
     isolate: bool = False
     decoders: dict[str, Any] = field(default_factory=dict)
-    recall_target: float | None = None
+    conformal: ConformalTarget | None = None
     top_k: int | None = None
 
 
@@ -126,9 +127,11 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
     (:func:`mlw.decoders.routing.resolve_decoders`: a decoder name such as ``"f1"``,
     ``"matched"`` for the decoder of each metric's measure, or ``{metric: decoder}``);
     each name, and that the learner gives what each decoder needs, is checked here.
-    ``conformal`` (``"recall:0.9"`` or a target recall) wraps the learner in
-    :class:`mlw.ConformalRecall` with ``alpha = 1 - target`` and adds the metric
-    ``fnr_example`` (the achieved recall is 1 minus it).
+    ``conformal`` (``"recall:0.9"``, ``"precision:0.9"``, with an optional method as
+    in ``"recall:0.9:ltt"``, or a target recall) wraps the learner in
+    :class:`mlw.ConformalLabelSets` with ``alpha = 1 - target`` and adds the metric
+    that measures the target (``fnr_example``: the achieved recall is 1 minus it;
+    ``precision_example``).
 
     Examples
     --------
@@ -161,19 +164,21 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
             if at is not None and at > top_k:
                 raise ValueError(f"metric {name!r} needs a ranking of {at} labels; the "
                                  f"top-k asked is {top_k}")
-    recall_target = None
+    target = None
     if conformal is not None:
-        recall_target = parse_target(conformal)
+        target = parse_target(conformal)
         if threshold is not None:
             raise ValueError("conformal label sets are cut at their own calibrated "
                              "threshold: give --conformal or --threshold, not both")
         if not tags.predicts_scores:
             raise ValueError(f"conformal label sets need label scores, which {kind} does "
                              f"not predict")
-        learner = ConformalRecall(learner, alpha=round(1.0 - recall_target, 12))
+        learner = ConformalLabelSets(learner, control=target.control,
+                                     alpha=round(1.0 - target.target, 12),
+                                     method=target.method, delta=target.delta)
         tags = LearnerTags.of(type(learner))
-        if names is not None and "fnr_example" not in names:
-            names.append("fnr_example")
+        if names is not None and target.metric not in names:
+            names.append(target.metric)
     params = learner.get_params(deep=False) if hasattr(learner, "get_params") else {}
     evaluation_threshold = None
     if threshold is not None:
@@ -195,15 +200,15 @@ def prepare_evaluation(learner: Any, metrics: Iterable[str] | None = None,
         decision = "joint" if rule is False else f"joint, top_label={rule}"
     else:
         decision = "predict"
-    if recall_target is not None:
-        decision = f"conformal recall >= {recall_target:g} (crc)"
+    if target is not None:
+        decision = f"conformal {target.control} >= {target.target:g} ({target.method})"
     decoders = {}
     if decode is not None:
         decoders = resolve_decoders(decode, names, learner)
         if decoders:
             decision = f"{decision}; decoded: {describe(decoders)}"
     return EvaluationPlan(learner, names, evaluation_threshold, decision, bool(per_label),
-                          data, decoders=decoders, recall_target=recall_target,
+                          data, decoders=decoders, conformal=target,
                           top_k=top_k)
 
 

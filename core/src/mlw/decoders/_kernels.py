@@ -74,7 +74,7 @@ def gfm(P, p0, beta2):
 
 
 @kernel
-def _poisson_binomial(p, q):
+def poisson_binomial(p, q):
     """``q[s] = P(sum_j y_j = s)`` for independent ``y_j ~ Bernoulli(p[j])``."""
     L = p.shape[0]
     for s in range(L + 1):
@@ -88,7 +88,7 @@ def _poisson_binomial(p, q):
 
 
 @kernel
-def _leave_one_out(q, pj, r):
+def leave_one_out(q, pj, r):
     """``r[s] = P(sum_{l != j} y_l = s)`` from the full distribution ``q`` (length L + 1)
     by undoing label ``j``'s convolution: forward when ``pj <= 1/2``, backward otherwise
     (each recursion divides by the larger of ``pj``, ``1 - pj``, so errors do not grow).
@@ -126,7 +126,7 @@ def gfm_independent(M, beta2, tail):
     P = np.empty((L, L), dtype=np.float64)
     for i in range(n):
         p = M[i]
-        _poisson_binomial(p, q)
+        poisson_binomial(p, q)
         S = L
         rest = 0.0
         while S > 1:
@@ -135,7 +135,7 @@ def gfm_independent(M, beta2, tail):
                 break
             S -= 1
         for j in range(L):
-            _leave_one_out(q, p[j], r)
+            leave_one_out(q, p[j], r)
             for s in range(S):
                 P[j, s] = p[j] * r[s]
         value[i] = _gfm_row(P[:, :S], q[0], beta2, Y[i])

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw_lacovac._kernels import joint as KJ
 from mlw_lacovac._kernels import leaves as KL
 from mlw_lacovac._tree import Tree, x_arrays
 
@@ -93,6 +94,39 @@ def predict_marginals(tree: Tree, lm: LeafModels, X: Any, n_labels: int) -> np.n
 
 def predict_modes(tree: Tree, lm: LeafModels, X: Any, n_labels: int) -> np.ndarray:
     return predict(tree, lm, X, n_labels, proba=False)[1]
+
+
+def reached(tree: Tree, lm: LeafModels, X: Any) -> np.ndarray:
+    """The leaf ids each row of ``X`` reaches, shape (n, ``tree.max_leaves``), padded
+    with -1."""
+    nodes, vch, _, _, lptr, slot_leaf, lorig = walk(tree, lm)
+    return KL.route(*x_arrays(X), X.shape[0], X.shape[1], nodes, vch, lptr, slot_leaf,
+                    lorig, tree.max_leaves)
+
+
+def add_size_marginals(tree: Tree, lm: LeafModels, X: Any, alpha: float, weight: float,
+                       out: np.ndarray) -> None:
+    """Adds ``weight`` times P(y_j = 1, |y| = s | x) of the tree's joint (the one
+    :func:`log_proba` gives) into ``out`` (n, L, L), entry ``[i, j, s - 1]``; exact
+    (:mod:`mlw_lacovac._kernels.joint`)."""
+    R = reached(tree, lm, X)
+    leaves = np.unique(R[R >= 0])
+    table_of = np.full(tree.n_leaves, -1, np.int64)
+    table_of[leaves] = np.arange(leaves.size)
+    tables = KJ.leaf_size_tables(leaves, lm.leaf_lab_ptr, tree.leaf_sub_ptr,
+                                 tree.leaf_bits_ptr, tree.sub_count, tree.sub_bits, lm.leaf_n,
+                                 lm.logq1, float(alpha))
+    KJ.add_size_marginals(R, table_of, lm.leaf_lab_ptr, lm.leaf_labels, *tables,
+                          float(weight), out)
+
+
+def sample(tree: Tree, lm: LeafModels, X: Any, alpha: float, pick: np.ndarray, seed: int,
+           out: np.ndarray) -> None:
+    """Label vectors drawn from the tree's joint into ``out[i, t]`` (uint8 (n, T, L))
+    wherever ``pick[i, t]``, from the seed ``seed``."""
+    KJ.sample_leaves(reached(tree, lm, X), pick, lm.leaf_lab_ptr, lm.leaf_labels,
+                     tree.leaf_sub_ptr, tree.leaf_bits_ptr, tree.sub_count, tree.sub_bits,
+                     lm.leaf_n, lm.logq1, float(alpha), int(seed), out)
 
 
 def log_proba(tree: Tree, lm: LeafModels, X: Any, Y: Any, alpha: float) -> np.ndarray:

@@ -12,16 +12,19 @@ from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
 from mlw.validation import check_Y
+from mlw_lacovac import model as _model
 from mlw_lacovac._kernels import histogram_bins, ones_features, rank_bins
-from mlw_lacovac._leaves import leaf_models, log_proba, predict
+from mlw_lacovac._leaves import add_size_marginals, leaf_models, log_proba, predict, sample
 from mlw_lacovac._tree import TreeBuilder, child_sizes
 from mlw_lacovac.model import (
     _check_common,
     check_marginals,
     check_max_bins,
     check_min_child,
+    check_n_samples,
     check_training_data,
     drop_zero_weight,
+    seed_from,
 )
 
 
@@ -174,5 +177,42 @@ class LaCovaCForest(MultiLabelLearner):
         lp = np.stack([log_proba(t, ms, X, Y, float(self.alpha))
                        for t, ms in zip(self.trees_, self.leaf_models_, strict=False)])
         mx = lp.max(axis=0)
-        with np.errstate(invalid="ignore"):
-            return mx + np.log(np.mean(np.exp(lp - mx), axis=0))
+        # a vector no tree gives probability (alpha = 0) has log P = -inf, not NaN
+        safe = np.where(np.isfinite(mx), mx, 0.0)
+        with np.errstate(divide="ignore"):
+            return np.where(np.isfinite(mx),
+                            safe + np.log(np.mean(np.exp(lp - safe), axis=0)), mx)
+
+    # -- what the decoders use (mlw.decoders) -----------------------------------------------
+    def size_marginals(self, X: Any) -> np.ndarray | None:
+        """Exact P(y_j = 1, |y| = s | x) of the forest's joint, the mean of the trees'
+        joints (as ``log_proba_of``): the mean of the trees' size marginals (each as
+        ``LaCovaC.size_marginals``), shape (n, L, L); ``None`` above 256 labels."""
+        check_is_fitted(self, "trees_")
+        X = self._validate_X(X, reset=False)
+        if self.n_labels_ > _model.EXACT_SIZE_LABELS:
+            return None
+        out = np.zeros((X.shape[0], self.n_labels_, self.n_labels_))
+        for tree, models in zip(self.trees_, self.leaf_models_, strict=True):
+            add_size_marginals(tree, models, X, float(self.alpha), 1.0 / len(self.trees_),
+                               out)
+        return out
+
+    def sample_labels(self, X: Any, *, n_samples: int = 100,
+                      random_state: int | None = None) -> np.ndarray:
+        """``n_samples`` label vectors per row drawn from the forest's joint (a tree
+        drawn uniformly for each vector, then from its leaves as
+        ``LaCovaC.sample_labels``), uint8 of shape (n, n_samples, L), seeded by
+        ``random_state``."""
+        check_is_fitted(self, "trees_")
+        T = check_n_samples(n_samples)
+        X = self._validate_X(X, reset=False)
+        rng = np.random.default_rng(seed_from(random_state))
+        which = rng.integers(len(self.trees_), size=(X.shape[0], T))
+        out = np.zeros((X.shape[0], T, self.n_labels_), np.uint8)
+        for k, (tree, models) in enumerate(zip(self.trees_, self.leaf_models_, strict=True)):
+            pick = which == k
+            if pick.any():
+                sample(tree, models, X, float(self.alpha), pick,
+                       int(rng.integers(2**32)), out)
+        return out

@@ -10,9 +10,16 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
-from mlw.validation import check_Y
+from mlw.validation import check_param, check_Y
 from mlw_lacovac import _kernels as K
-from mlw_lacovac._leaves import LeafModels, leaf_models, log_proba, predict
+from mlw_lacovac._leaves import (
+    LeafModels,
+    add_size_marginals,
+    leaf_models,
+    log_proba,
+    predict,
+    sample,
+)
 from mlw_lacovac._tree import Tree, TreeBuilder, child_sizes
 
 #: LaCovaC's default decision: the paper's Pcut with the core's adaptive top-label rule
@@ -20,6 +27,20 @@ from mlw_lacovac._tree import Tree, TreeBuilder, child_sizes
 #: (almost) no empty label sets). Pcut alone left 1-15% of the test rows empty on yeast,
 #: scene, medical, slashdot and bibtex, where none is, and the leaf modes 2-28%.
 DEFAULT_THRESHOLD = "pcut:top_label=auto"
+
+#: Above this many labels ``size_marginals`` returns None (its (n, L, L) output and its
+#: O(L^3) worst case per row grow too large) and the ``f1`` decoder samples instead.
+EXACT_SIZE_LABELS = 256
+
+
+def seed_from(random_state: Any) -> int:
+    """The kernels' integer seed from a ``random_state`` (an int or None)."""
+    return int(np.random.default_rng(random_state).integers(2**32))
+
+
+def check_n_samples(n_samples: Any) -> int:
+    check_param("n_samples", n_samples, int, low=1)
+    return int(n_samples)
 
 
 def check_marginals(marginals: Any) -> str:
@@ -151,6 +172,35 @@ class MultiLabelTree(MultiLabelLearner):
         X = self._validate_X(X, reset=False)
         Y = check_Y(Y, n_rows=X.shape[0], n_labels=self.n_labels_)
         return log_proba(self.tree_, self.leaf_models_, X, Y, float(self.alpha))
+
+    # -- what the decoders use (mlw.decoders) -----------------------------------------------
+    def size_marginals(self, X: Any) -> np.ndarray | None:
+        """Exact P(y_j = 1, |y| = s | x) of the joint ``log_proba_of`` gives, shape
+        (n, L, L) (entry ``[i, j, s - 1]``): in each leaf reached, the observed subsets'
+        share plus ``alpha`` times that of the leaf's independent Laplace marginals; the
+        independent blocks of vertical splits combined by convolving their set sizes.
+        ``None`` above 256 labels (``EXACT_SIZE_LABELS``), where the decoders sample."""
+        check_is_fitted(self, "tree_")
+        X = self._validate_X(X, reset=False)
+        if self.n_labels_ > EXACT_SIZE_LABELS:
+            return None
+        out = np.zeros((X.shape[0], self.n_labels_, self.n_labels_))
+        add_size_marginals(self.tree_, self.leaf_models_, X, float(self.alpha), 1.0, out)
+        return out
+
+    def sample_labels(self, X: Any, *, n_samples: int = 100,
+                      random_state: int | None = None) -> np.ndarray:
+        """``n_samples`` label vectors per row drawn from the joint ``log_proba_of``
+        gives (in each leaf reached, an observed subset with probability count / (n +
+        alpha), else independent labels with the leaf's Laplace marginals), uint8 of
+        shape (n, n_samples, L), seeded by ``random_state``."""
+        check_is_fitted(self, "tree_")
+        T = check_n_samples(n_samples)
+        X = self._validate_X(X, reset=False)
+        out = np.zeros((X.shape[0], T, self.n_labels_), np.uint8)
+        sample(self.tree_, self.leaf_models_, X, float(self.alpha),
+               np.ones((X.shape[0], T), np.bool_), seed_from(random_state), out)
+        return out
 
     # -- inspection ------------------------------------------------------------------------
     @property
