@@ -8,14 +8,17 @@ subset accuracy, ``hamming`` for Hamming loss, ``f1`` for example F1 (each measu
 scored on the labels decoded for it). BOOMER runs in its own environment (it pins older
 numpy and scikit-learn; a benchmark-only dependency) on the same matrices, exported
 once; its metrics are computed here with the conventions of ``mlw.evaluate`` (an empty
-true and predicted set has F1 1). BOOMER runs on one thread (its parallel options off)
-with its gradient statistics stored dense (see ``boomer_one``), mlw with one BLAS and
-one numba thread.
+true and predicted set has F1 1). BOOMER fits on one thread (its parallel options for
+rule refinement and statistic updates off; prediction at its default, see
+``boomer_one``), mlw with one BLAS and one numba thread.
 
     python benchmarks/bench_decoders_boomer.py export --work DIR
     /path/to/boomer-venv/bin/python benchmarks/bench_decoders_boomer.py boomer --work DIR
     python benchmarks/bench_decoders_boomer.py ours --work DIR [--learners br,pcc,...]
+        (a learner may carry parameters: lp:base_estimator=sklearn.svm.SVC,base__probability=true)
     python benchmarks/bench_decoders_boomer.py table --work DIR
+    python benchmarks/bench_decoders_boomer.py cv --work DIR --datasets scene --learners lp,...
+        (5-fold cross-validation on the train splits only: how a configuration is chosen)
 
 Results are appended to ``DIR/results.jsonl`` (one line per learner and dataset; a
 rerun skips what is there).
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -85,11 +89,9 @@ def _load(work: Path, name: str, part: str):
 
 
 def boomer(work: Path, datasets: list[str], attempts: int = 5) -> None:
-    """Each (variant, dataset) in a child process, tried up to ``attempts`` times:
-    mlrl-boomer 0.12.3 (the newest this environment installs) aborts now and then in its
-    native code (``corrupted double-linked list``, ``munmap_chunk(): invalid pointer``),
-    on the same call that succeeds on a retry; a successful fit is deterministic
-    (``random_state=1``: the same metrics on every success)."""
+    """Each (variant, dataset) in a child process, so that a crash of BOOMER's native code
+    loses one cell only, tried up to ``attempts`` times (a fit is deterministic:
+    ``random_state=1``)."""
     import subprocess
     import sys
 
@@ -109,12 +111,11 @@ def boomer(work: Path, datasets: list[str], attempts: int = 5) -> None:
 def boomer_one(work: Path, name: str, variant: str) -> None:
     from mlrl.boosting import Boomer
 
-    # one thread; statistic_format="dense": the automatic choice of mlrl-boomer 0.12.3
-    # (the newest this environment installs) picks a sparse store of the gradients on
-    # yeast and scene that aborts in its native code; the store's format does not
-    # change the model
-    off = {"parallel_rule_refinement": "false", "parallel_statistic_update": "false",
-           "parallel_prediction": "false", "statistic_format": "dense"}
+    # fit on one thread. Prediction stays at its default (parallel): mlrl-boomer 0.11.4
+    # and 0.12.3 with parallel_prediction="false" size the score buffer of their binary
+    # predictor for fewer threads than OpenMP runs, write past it and abort (or corrupt
+    # the heap) in predict() on every dataset; predict_proba is not affected
+    off = {"parallel_rule_refinement": "false", "parallel_statistic_update": "false"}
     Xtr, Ytr = _load(work, name, "train")
     Xte, Yte = _load(work, name, "test")
     c0 = time.process_time()
@@ -126,36 +127,83 @@ def boomer_one(work: Path, name: str, variant: str) -> None:
     _append(work, rec)
 
 
-def ours(work: Path, learners: list[str], datasets: list[str]) -> None:
+def _learner(spec: str):
+    """An unfitted mlw learner from a name or a spec ``NAME:key=value,...``."""
+    import mlw
+    from mlw.experiments.config import learner_from_spec
+
+    entry = learner_from_spec(spec)
+    params = dict(entry.params)
+    if entry.threshold is not None:
+        params["threshold"] = entry.threshold
+    return mlw.get_learner(entry.learner, **params)
+
+
+def _decoded(model, X, Y: np.ndarray, rec: dict) -> float:
+    """Each measure of ``MEASURES`` on the labels decoded for it, into ``rec``; returns
+    the CPU seconds of the three decodings."""
     import mlw
 
+    total = 0.0
+    for metric, decoder, _ in MEASURES:
+        c0 = time.process_time()
+        res = mlw.get_decoder(decoder).decode_detailed(model, X)
+        total += time.process_time() - c0
+        rec[metric] = scores_of(Y, _dense(res.labels))[metric]
+        rec[f"{decoder}_route"] = res.route
+    return total
+
+
+def _train_test(work: Path, name: str):
+    Xtr, Ytr = _load(work, name, "train")
+    Xte, Yte = _load(work, name, "test")
+    if Xtr.nnz > 0.3 * Xtr.shape[0] * Xtr.shape[1]:  # dense data stays dense
+        Xtr, Xte = Xtr.toarray(), Xte.toarray()
+    return Xtr, _dense(Ytr).astype(np.uint8), Xte, _dense(Yte)
+
+
+def ours(work: Path, learners: list[str], datasets: list[str]) -> None:
     done = _done(work)
     for name in datasets:
-        Xtr, Ytr = _load(work, name, "train")
-        Xte, Yte = _load(work, name, "test")
-        if Xtr.nnz > 0.3 * Xtr.shape[0] * Xtr.shape[1]:  # dense data stays dense
-            Xtr, Xte = Xtr.toarray(), Xte.toarray()
-        Ytr_d, Yte_d = _dense(Ytr).astype(np.uint8), _dense(Yte)
+        Xtr, Ytr_d, Xte, Yte_d = _train_test(work, name)
         for learner_name in learners:
             if (learner_name, name) in done:
                 continue
             c0 = time.process_time()
-            model = mlw.get_learner(learner_name).fit(Xtr, Ytr_d)
+            model = _learner(learner_name).fit(Xtr, Ytr_d)
             fit_cpu = time.process_time() - c0
             rec = {"learner": learner_name, "dataset": name, "fit_cpu": fit_cpu,
                    "load": os.getloadavg()[0]}
-            total = fit_cpu
-            for metric, decoder, _ in MEASURES:
-                c0 = time.process_time()
-                res = mlw.get_decoder(decoder).decode_detailed(model, Xte)
-                c = time.process_time() - c0
-                total += c
-                rec[metric] = scores_of(Yte_d, _dense(res.labels))[metric]
-                rec[f"{decoder}_route"] = res.route
+            rec["cpu"] = fit_cpu + _decoded(model, Xte, Yte_d, rec)
             own = scores_of(Yte_d, _dense(model.predict(Xte)))
             rec.update({f"own_{m}": v for m, v in own.items()})
-            rec["cpu"] = total
             _append(work, rec)
+
+
+def cross_validate(work: Path, learners: list[str], datasets: list[str],
+                   folds: int = 5) -> None:
+    """``folds``-fold cross-validation on each dataset's TRAIN split only (iterative
+    stratification, seed 0), decoded per measure: how a learner or a configuration is
+    chosen without looking at the test split. Mean ± standard error over the folds."""
+    from mlw.model_selection import iterative_stratification
+
+    for name in datasets:
+        X, Y, _, _ = _train_test(work, name)
+        fold = iterative_stratification(Y, folds, seed=0)
+        for spec in learners:
+            c0 = time.process_time()
+            recs = []
+            for f in range(folds):
+                model = _learner(spec).fit(X[fold != f], Y[fold != f])
+                rec: dict = {}
+                _decoded(model, X[fold == f], Y[fold == f], rec)
+                recs.append(rec)
+            cells = []
+            for metric, _, _ in MEASURES:
+                v = np.array([r[metric] for r in recs])
+                cells.append(f"{metric} {v.mean():.4f} ± {v.std(ddof=1) / np.sqrt(folds):.4f}")
+            print(f"{name} {spec}: " + ", ".join(cells) +
+                  f" ({time.process_time() - c0:.1f} CPU s)", flush=True)
 
 
 def table(work: Path) -> None:
@@ -178,9 +226,11 @@ def table(work: Path) -> None:
             ahead = compared and all((best[metric] > v if higher else best[metric] < v)
                                      for v in vals)
             wins[metric] += ahead
-            cells = [f"{v:.4f} ({x['cpu']:.1f} s)" if x else "—" for v, x in zip(vals, b,
-                                                                              strict=True)]
-            print(f"| {d} | {metric} | {best[metric]:.4f} `{best['learner']}` "
+            # bibtex's Hamming losses differ in the sixth decimal
+            digits = 6 if metric == "hamming_loss" else 4
+            cells = [f"{v:.{digits}f} ({x['cpu']:.1f} s)" if x else "—"
+                     for v, x in zip(vals, b, strict=True)]
+            print(f"| {d} | {metric} | {best[metric]:.{digits}f} `{best['learner']}` "
                   f"({best['cpu']:.1f} s) | {cells[0]} | {cells[1]} | "
                   f"{('yes' if ahead else 'no') if compared else '—'} |")
     print()
@@ -200,12 +250,20 @@ def table(work: Path) -> None:
               f"{r['f1_example']:.4f} | {r['own_f1_example']:.4f} | {r['cpu']:.1f} |")
 
 
+def split_learners(text: str) -> list[str]:
+    """``"lp,lp:base_estimator=sklearn.svm.SVC,base__probability=true,pcc"`` -> the three
+    learner specs: a comma ends a learner unless a ``key=`` follows it."""
+    return [s for s in re.split(r",(?!\s*[A-Za-z_]\w*\s*=)", text) if s.strip()]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=("export", "boomer", "boomer-one", "ours", "table"))
+    ap.add_argument("step", choices=("export", "boomer", "boomer-one", "ours", "cv", "table"))
     ap.add_argument("--variant", default="boomer")
     ap.add_argument("--work", required=True, type=Path)
-    ap.add_argument("--learners", default="br,ml_xgb,pcc,epcc,ctbn,mc,lp")
+    ap.add_argument("--learners", default="br,ml_xgb,pcc,epcc,ctbn,mc,lp,pct_forest",
+                    help="learners, each a name or a spec NAME:key=value,key=value (a "
+                         "comma starts the next learner unless key= follows it)")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     args = ap.parse_args()
     datasets = args.datasets.split(",")
@@ -215,11 +273,12 @@ def main() -> None:
         boomer(args.work, datasets)
     elif args.step == "boomer-one":
         boomer_one(args.work, datasets[0], args.variant)
-    elif args.step == "ours":
+    elif args.step in ("ours", "cv"):
         from threadpoolctl import threadpool_limits
 
+        run = ours if args.step == "ours" else cross_validate
         with threadpool_limits(limits=1, user_api="blas"):
-            ours(args.work, args.learners.split(","), datasets)
+            run(args.work, split_learners(args.learners), datasets)
     else:
         table(args.work)
 

@@ -149,6 +149,23 @@ def test_conformal_recall_is_the_recall_case() -> None:
     assert old.lambda_ == new.lambda_ and old.calibration_fnr_ == new.calibration_loss_
 
 
+def test_a_conformal_recall_pickled_before_the_generalisation_still_predicts() -> None:
+    """Its state had no ``control``, ``calibration_loss_`` nor ``certified_``."""
+    import pickle
+
+    train = mlw.load_dataset("emotions")
+    model = ConformalRecall("br", alpha=0.2).fit(train.X, train.Y)
+    state = dict(model.__dict__)
+    for key in ("control", "calibration_loss_", "certified_"):
+        del state[key]
+    state["calibration_fnr_"] = model.calibration_loss_
+    old = ConformalRecall.__new__(ConformalRecall)
+    old.__setstate__(state)
+    back = pickle.loads(pickle.dumps(old))
+    assert back.control == "recall" and back.calibration_fnr_ == model.calibration_loss_
+    np.testing.assert_array_equal(back.predict(train.X), model.predict(train.X))
+
+
 def test_parse_target() -> None:
     assert parse_target("precision:0.9") == parse_target("precision:0.9:ltt")
     assert parse_target("0.8").control == "recall"

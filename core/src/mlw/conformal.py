@@ -493,4 +493,6 @@ class ConformalRecall(ConformalLabelSets):
 
     @property
     def calibration_fnr_(self) -> float:
-        return self.__dict__.get("calibration_fnr_", self.calibration_loss_)
+        saved = self.__dict__  # a model file written before calibration_loss_ existed
+        return saved["calibration_fnr_"] if "calibration_fnr_" in saved else \
+            self.calibration_loss_

@@ -288,3 +288,45 @@ def test_weighted_quantiles_are_numpys_on_the_repeated_column(seed, n, bins):
     got = K.weighted_quantiles(col, qs, w.astype(float))
     assert np.array_equal(got, np.quantile(np.repeat(col, w), qs))
     assert np.array_equal(K.weighted_quantiles(col, qs), np.quantile(col, qs))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(0, 200),
+       kind=st.sampled_from(["ties", "distinct", "descending", "nan"]))
+def test_the_builders_sorts_are_numpys(seed, n, kind):
+    """argsort_quick is numba's np.argsort (its quicksort: equal keys in the same order,
+    which the trees depend on); argsort_stable is np.argsort(kind="stable")."""
+    import numba
+
+    from mlw_lacovac._kernels.sort import argsort_quick, argsort_stable
+
+    rng = np.random.default_rng(seed)
+    keys = {"ties": rng.integers(0, 5, n).astype(float), "distinct": rng.normal(size=n),
+            "descending": np.sort(rng.integers(0, 40, n).astype(float))[::-1].copy(),
+            "nan": np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 4, n))}[kind]
+    numba_argsort = numba.njit(lambda a: np.argsort(a))
+    order = np.full(n + 2, -1, np.int64)  # longer than n: only order[:n] is written
+    argsort_quick(keys, n, order)
+    assert np.array_equal(order[:n], numba_argsort(keys)) and (order[n:] == -1).all()
+    argsort_stable(keys, n, order)
+    assert np.array_equal(order[:n], np.argsort(keys, kind="stable"))
+    half = n // 2  # a prefix of the buffer, as the builder passes it
+    argsort_quick(keys, half, order)
+    assert np.array_equal(order[:half], numba_argsort(keys[:half].copy()))
+
+
+def test_draw_features_are_a_sorted_partial_shuffle():
+    """The forest's feature draws: the first k of the splitmix64 partial Fisher-Yates
+    shuffle, ascending (the mark-and-scan in place of a sort)."""
+    from mlw_lacovac._kernels.rng import next_u64
+
+    d, k = 30, 7
+    state, perm, out = np.array([5], np.uint64), np.arange(d), np.empty(k, np.int64)
+    ref_state, ref_perm = state.copy(), perm.copy()
+    for _ in range(3):
+        K.draw_features(state, perm, k, out)
+        for i in range(k):
+            j = i + int(next_u64(ref_state) % np.uint64(d - i))
+            ref_perm[i], ref_perm[j] = ref_perm[j], ref_perm[i]
+        assert out.tolist() == sorted(ref_perm[:k].tolist())
+        assert np.array_equal(perm, ref_perm)

@@ -41,6 +41,9 @@ def generated() -> tuple:
     """The set of ``benchmarks/bench_xdcc_speed.py`` (500 train / 500 test rows, 70
     features, 174 labels, cardinality 25.8), loaded from the benchmark itself so that
     the pin and the benchmark measure one generator."""
+    bench_dir = str(ROOT / "benchmarks")
+    if bench_dir not in sys.path:          # the benchmark imports its helper _shared.py
+        sys.path.insert(0, bench_dir)
     spec = importlib.util.spec_from_file_location("_bench_xdcc",
                                                   ROOT / "benchmarks" / "bench_xdcc_speed.py")
     bench = importlib.util.module_from_spec(spec)

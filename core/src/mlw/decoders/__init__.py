@@ -23,6 +23,10 @@ Every decoder is registered through :func:`mlw.hookspecs.mlw_register_decoders`,
 same hook as a third party's; :func:`mlw.get_decoder` builds one by name. Decoders need
 no training: ``decode(learner, X)`` takes a fitted learner.
 
+A learner's own kernels that build size marginals may call two numba kernels of this
+module: :func:`poisson_binomial` (the distribution of the number of independent labels
+present) and :func:`leave_one_out` (that distribution without one label).
+
 Examples
 --------
 >>> import mlw
@@ -43,6 +47,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from mlw.decoders import _kernels
+from mlw.decoders._kernels import leave_one_out, poisson_binomial
 from mlw.params import parse_params
 from mlw.plugins import get_plugin_manager
 from mlw.registry import LearnerTags
@@ -398,6 +403,8 @@ __all__ = [
     "HammingDecoder",
     "JaccardDecoder",
     "SubsetDecoder",
+    "leave_one_out",
     "make_decoder",
+    "poisson_binomial",
     "split_size_marginals",
 ]

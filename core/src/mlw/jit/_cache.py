@@ -292,10 +292,12 @@ class KernelCache(caching.FunctionCache):
 
     _impl_class = KernelCacheImpl
 
-    def __init__(self, py_func: Any) -> None:
+    def __init__(self, py_func: Any, variant: str = "") -> None:
         super().__init__(py_func)
+        # a variant (the form compiled for kernel callers) keeps files and lock of its own
+        self._base = self._impl.filename_base + (f"-{variant}" if variant else "")
         self._cache_file = KernelCacheFile(
-            cache_path=self._cache_path, filename_base=self._impl.filename_base,
+            cache_path=self._cache_path, filename_base=self._base,
             source_stamp=self._impl.locator.get_source_stamp())
         self._lock: Any = None
 
@@ -311,7 +313,7 @@ class KernelCache(caching.FunctionCache):
             try:
                 os.makedirs(self._cache_path, exist_ok=True)
                 lock = filelock.FileLock(
-                    os.path.join(self._cache_path, self._impl.filename_base + ".lock"),
+                    os.path.join(self._cache_path, self._base + ".lock"),
                     timeout=LOCK_TIMEOUT)
             except OSError as exc:
                 _unwritable(self._cache_path, exc)
@@ -339,8 +341,8 @@ class KernelCache(caching.FunctionCache):
         try:
             return super().load_overload(sig, target_context)
         except Exception as exc:  # whatever is on disk, the answer is a cache miss
-            notice(f"load:{self._cache_path}:{self._impl.filename_base}",
-                   f"could not load {self._impl.filename_base} from the kernel cache "
+            notice(f"load:{self._cache_path}:{self._base}",
+                   f"could not load {self._base} from the kernel cache "
                    f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
                    "; recompiling")
             return None
@@ -352,8 +354,8 @@ class KernelCache(caching.FunctionCache):
         except OSError as exc:
             _unwritable(self._cache_path, exc)
         except Exception as exc:  # never lose a compiled kernel over its cache copy
-            notice(f"save:{self._cache_path}:{self._impl.filename_base}",
-                   f"could not save {self._impl.filename_base} in the kernel cache "
+            notice(f"save:{self._cache_path}:{self._base}",
+                   f"could not save {self._base} in the kernel cache "
                    f"({type(exc).__name__}); it stays compiled for this run")
 
 

@@ -3,6 +3,8 @@
 - :class:`BinaryRelevance` (``br``): one binary classifier per label.
 - :class:`ClassifierChain` (``cc``): a chain of binary classifiers, greedy inference.
 - :class:`LabelPowerset` (``lp``): one multi-class classifier over the label sets.
+- :class:`PCTForest` (``pct_forest``): a random forest of multi-output trees whose
+  leaves give a joint distribution over the training label sets.
 - :class:`ProbabilisticClassifierChain` (``pcc``): the chain as a joint model, exact
   inference up to 15 labels, beam search above.
 - :class:`RandomKLabelsets` (``rakel``): RAkEL-o and RAkEL-d over label powersets.
@@ -38,6 +40,7 @@ _LAZY = {
     "IBLR": "mlw_baselines.knn",
     "LabelPowerset": "mlw_baselines.label_powerset",
     "MLkNN": "mlw_baselines.knn",
+    "PCTForest": "mlw_baselines.pct_forest",
     "PROBA_FLOOR": "mlw_baselines._base_estimator",
     "ProbabilisticClassifierChain": "mlw_baselines.probabilistic_chain",
     "RandomKLabelsets": "mlw_baselines.rakel",
@@ -55,6 +58,7 @@ __all__ = [
     "IBLR",
     "LabelPowerset",
     "MLkNN",
+    "PCTForest",
     "PROBA_FLOOR",
     "ProbabilisticClassifierChain",
     "RandomKLabelsets",
@@ -76,5 +80,6 @@ if TYPE_CHECKING:
     from mlw_baselines.homer import HOMER
     from mlw_baselines.knn import IBLR, BRkNN, MLkNN
     from mlw_baselines.label_powerset import LabelPowerset
+    from mlw_baselines.pct_forest import PCTForest
     from mlw_baselines.probabilistic_chain import ProbabilisticClassifierChain
     from mlw_baselines.rakel import RandomKLabelsets

@@ -135,6 +135,25 @@ class LabelPowerset(MultiLabelLearner):
             out[:, :, size - 1] = P[:, pick] @ sets[pick]
         return out
 
+    def sample_labels(self, X: Any, *, n_samples: int = 100,
+                      random_state: int | None = None) -> np.ndarray:
+        """``n_samples`` label vectors per row drawn from the class distribution (each
+        draw a training label set, with its probability P(k | x)), uint8 of shape
+        (n, n_samples, L), seeded by ``random_state``."""
+        from mlw.validation import check_param
+
+        check_param("n_samples", n_samples, int, low=1)
+        P = self.predict_classes(X)
+        rng = np.random.default_rng(random_state)
+        cumulative = np.cumsum(P, axis=1)
+        cumulative /= cumulative[:, -1:]
+        draws = rng.random((P.shape[0], int(n_samples)))
+        picks = np.empty(draws.shape, dtype=np.int64)
+        for i in range(P.shape[0]):  # first class whose cumulative share exceeds the draw
+            picks[i] = np.searchsorted(cumulative[i], draws[i], side="right")
+        np.minimum(picks, P.shape[1] - 1, out=picks)
+        return self.label_sets_[picks]
+
     def log_proba_of(self, X: Any, Y: Any) -> np.ndarray:
         """log P(Y | X) of the given label sets, shape (n,) (floored; see class doc)."""
         X, Yd = validate_joint_query(self, X, Y)

@@ -1,6 +1,6 @@
 """Registers the baseline learners with mlw: ``br``, ``cc``, ``lp``, ``pcc``, the
-ensembles ``rakel``, ``ecc``, ``epcc``, ``homer`` and the instance-based ``mlknn``,
-``brknn``, ``iblr``.
+ensembles ``rakel``, ``ecc``, ``epcc``, ``homer``, the forest ``pct_forest`` and the
+instance-based ``mlknn``, ``brknn``, ``iblr``.
 
 Each learner's parameters are documented in its class docstring, where ``mlw learners
 NAME`` reads them.
@@ -21,6 +21,9 @@ LEARNERS: tuple[tuple[str, str, str], ...] = (
      "prediction"),
     ("lp", "mlw_baselines.label_powerset:LabelPowerset",
      "Label powerset: one multi-class classifier over the training label sets"),
+    ("pct_forest", "mlw_baselines.pct_forest:PCTForest",
+     "Random forest of predictive clustering trees (RF-PCT): multi-output trees whose "
+     "leaves give the joint over training label sets"),
     ("pcc", "mlw_baselines.probabilistic_chain:ProbabilisticClassifierChain",
      "Probabilistic classifier chain: joint mode and marginals by exact enumeration "
      "(L <= max_exact_labels) or beam search"),

@@ -25,6 +25,7 @@ from mlw.jit import kernel
 from mlw_lacovac._kernels.criterion import CRIT_ENTROPY, CRIT_LACOVA, CRIT_VARIANCE, node_context
 from mlw_lacovac._kernels.leaves import HSPLIT, LEAF, VSPLIT, leaf_subsets
 from mlw_lacovac._kernels.rng import draw_features
+from mlw_lacovac._kernels.sort import argsort_stable
 from mlw_lacovac._kernels.split_dense import partition_dense, search_dense
 from mlw_lacovac._kernels.split_sparse import partition_sparse, search_sparse
 from mlw_lacovac._kernels.stats import (
@@ -121,8 +122,9 @@ def grow_tree(method, m, min_child, z, split_floor, XT, xbin, x_indptr, x_indice
     kb = np.empty(nmax, np.int64)
     nbins = 0
     if xbin is not None:
-        if xbin.shape[0] > 0:
-            nbins = int(xbin.max()) + 1
+        for f in range(xbin.shape[0]):  # xbin.max() compiles two more kernels
+            for r in range(xbin.shape[1]):
+                nbins = max(nbins, int(xbin[f, r]) + 1)
     bcount = np.empty(nbins + 1, np.int64)
     vals = np.empty(nmax)
     tmp = np.empty(nmax, np.int64)
@@ -180,7 +182,8 @@ def grow_tree(method, m, min_child, z, split_floor, XT, xbin, x_indptr, x_indice
     n_leaves = np.int64(0)  # not a literal 0: _add_leaf compiles once, not twice
     # rows and the stack
     rows_buf = np.empty(2 * nmax, np.int64)
-    rows_buf[:n0] = root_rows
+    for t in range(n0):  # a loop: a slice copy compiles numba's shape-error path
+        rows_buf[t] = root_rows[t]
     st_node = np.empty(64, np.int64)
     st_s = np.empty(64, np.int64)
     st_n = np.empty(64, np.int64)
@@ -273,7 +276,9 @@ def grow_tree(method, m, min_child, z, split_floor, XT, xbin, x_indptr, x_indice
                 if method == METHOD_LACOVAC:
                     R = phi_matrix(vcounts, vco, wn)
                     comp = threshold_components(R, z / np.sqrt(wn - 1.0))
-                    ngroups = comp.max() + 1
+                    ngroups = 0
+                    for a in range(nvary):
+                        ngroups = max(ngroups, comp[a] + 1)
                 elif sum_abs_covariance(vcounts, vco, wn) <= lacova_cov_threshold(vcounts, wn):
                     for a in range(nvary):
                         comp[a] = a
@@ -476,7 +481,11 @@ def _add_leaf(v, rows, ls, lset_ptr, lset_lab, y_indptr, y_indices, w, leaf_map,
                         scnt, slot, slab)
     for i in range(m):
         leaf_map[lset_lab[l0 + i]] = -1
-    order = np.argsort(-scnt[:nsub], kind="mergesort")
+    keys = np.empty(nsub)
+    for s in range(nsub):
+        keys[s] = -scnt[s]
+    order = np.empty(nsub, np.int64)
+    argsort_stable(keys, nsub, order)
     leaf_node = _grow(leaf_node, n_leaves + 1)
     leaf_sub_ptr = _grow(leaf_sub_ptr, n_leaves + 2)
     leaf_bits_ptr = _grow(leaf_bits_ptr, n_leaves + 2)

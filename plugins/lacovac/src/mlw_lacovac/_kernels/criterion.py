@@ -54,6 +54,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlw.jit import kernel
+from mlw_lacovac._kernels.sort import argsort_quick
 from mlw_lacovac._kernels.stats import row_weight
 
 #: ``kernel`` for kernels that allocate no array and create no array view they keep:
@@ -170,7 +171,8 @@ def node_context(tc, tC, w, rows, lptr, n, pj, pk, ptc, pidx, adj_ptr, adj_k, ad
     # breakpoint s >= tc_j tc_k / tC on; the breakpoints sorted, with prefix sums
     for p in range(P):
         gb[p] = tc[pj[p]] * tc[pk[p]] / ptc[p]
-    srt = np.argsort(gb[:P])
+    srt = np.empty(P, np.int64)
+    argsort_quick(gb, srt.size, srt)
     gtc[0] = 0.0
     gpp[0] = 0.0
     for i in range(P):

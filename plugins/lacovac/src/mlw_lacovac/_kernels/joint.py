@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlw.decoders._kernels import leave_one_out, poisson_binomial
+from mlw.decoders import leave_one_out, poisson_binomial
 from mlw.jit import kernel
 
 

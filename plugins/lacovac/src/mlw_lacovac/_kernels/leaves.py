@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlw.jit import kernel
+from mlw_lacovac._kernels.sort import argsort_stable
 from mlw_lacovac._kernels.stats import row_weight
 
 # node kinds
@@ -109,6 +110,7 @@ def leaf_models(leaf_lab_ptr, leaf_sub_ptr, leaf_bits_ptr, sub_count, sub_bits, 
     for leaf in range(leaf_lab_ptr.size - 1):
         width = max(width, leaf_lab_ptr[leaf + 1] - leaf_lab_ptr[leaf])
     terms = np.empty(width)
+    srt = np.empty(width, np.int64)
     for leaf in range(leaf_lab_ptr.size - 1):
         l0 = leaf_lab_ptr[leaf]
         m = leaf_lab_ptr[leaf + 1] - l0
@@ -143,10 +145,10 @@ def leaf_models(leaf_lab_ptr, leaf_sub_ptr, leaf_bits_ptr, sub_count, sub_bits, 
                         terms[i] = logq1[l0 + i]
                     else:
                         terms[i] = logq0[l0 + i]
-                srt = np.sort(terms[:m])
+                argsort_stable(terms, m, srt)
                 lq = 0.0
                 for i in range(m):
-                    lq += srt[i]
+                    lq += terms[srt[i]]
                 if s == s0 or lq > best_lq + 1e-12 * max(1.0, abs(best_lq)):
                     best_lq = lq
                     best = s

@@ -13,6 +13,7 @@ import numpy as np
 
 from mlw.jit import kernel
 from mlw_lacovac._kernels.criterion import CRIT_LACOVA, T_N, evaluate, move_row, reset_moved
+from mlw_lacovac._kernels.sort import argsort_quick
 from mlw_lacovac._kernels.stats import row_weight
 
 
@@ -79,23 +80,20 @@ def _order_by_bin(kb, n, order, bcount):
     if lo == hi:
         return False
     nb = hi - lo + 1
-    if n <= 16 or nb > bcount.size - 1:
+    if n <= 16:
         for t in range(n):
             order[t] = t
-        if n <= 16:
-            for i in range(1, n):
-                o = order[i]
-                key = kb[o]
-                j = i - 1
-                while j >= 0 and kb[order[j]] > key:
-                    order[j + 1] = order[j]
-                    j -= 1
-                order[j + 1] = o
-        else:
-            srt = np.argsort(kb[:n], kind="mergesort")
-            for t in range(n):
-                order[t] = srt[t]
+        for i in range(1, n):
+            o = order[i]
+            key = kb[o]
+            j = i - 1
+            while j >= 0 and kb[order[j]] > key:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = o
         return True
+    if nb > bcount.size - 1:  # more bins than the buffer holds: a larger one, same sort
+        bcount = np.empty(nb + 1, np.int64)
     for b in range(nb + 1):
         bcount[b] = 0
     for t in range(n):
@@ -157,11 +155,9 @@ def search_dense(XT, xbin, rows, w, lptr, lidx, tc, features, min_child, crit, p
         else:
             for t in range(n):
                 vals[t] = XT[f, rows[t]]
-            srt = np.argsort(vals[:n])
-            if vals[srt[0]] == vals[srt[n - 1]]:
+            argsort_quick(vals, n, order)
+            if vals[order[0]] == vals[order[n - 1]]:
                 continue
-            for t in range(n):
-                order[t] = srt[t]
         nl = 0.0
         for i in range(n - 1):
             t = order[i]

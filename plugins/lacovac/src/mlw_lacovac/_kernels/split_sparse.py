@@ -28,6 +28,7 @@ from mlw_lacovac._kernels.criterion import (
     njit_noref,
     reset_moved,
 )
+from mlw_lacovac._kernels.sort import argsort_stable
 from mlw_lacovac._kernels.stats import row_weight
 
 
@@ -177,7 +178,8 @@ def search_sparse(x_indptr, x_indices, x_data, rows, w, lptr, lidx, tc, fmask, x
         nzero = n - nnz
         vals = cval[a:b]
         rws = crow[a:b]
-        order = np.argsort(vals, kind="mergesort")
+        order = np.empty(nnz, np.int64)
+        argsort_stable(vals, nnz, order)
         nneg = 0
         while nneg < nnz and vals[order[nneg]] < 0.0:
             nneg += 1
