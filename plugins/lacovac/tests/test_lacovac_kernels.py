@@ -330,3 +330,16 @@ def test_draw_features_are_a_sorted_partial_shuffle():
             ref_perm[i], ref_perm[j] = ref_perm[j], ref_perm[i]
         assert out.tolist() == sorted(ref_perm[:k].tolist())
         assert np.array_equal(perm, ref_perm)
+
+
+@pytest.mark.parametrize("n, buffer", [(12, 64), (40, 64), (40, 3), (300, 5)])
+def test_rows_ordered_by_bin_are_a_stable_sort_whatever_the_buffer(n, buffer):
+    """_order_by_bin: insertion sort (n <= 16), counting sort, or, with more bins than
+    its count buffer holds, a merge sort: the stable order of the bins each time."""
+    from mlw_lacovac._kernels.split_dense import _order_by_bin
+
+    kb = np.random.default_rng(n).integers(3, 40, n + 5).astype(np.int64)
+    order = np.full(n + 5, -1, np.int64)
+    assert _order_by_bin(kb, n, order, np.empty(buffer, np.int64))
+    assert np.array_equal(order[:n], np.argsort(kb[:n], kind="stable"))
+    assert not _order_by_bin(np.full(n, 7, np.int64), n, order, np.empty(buffer, np.int64))

@@ -153,10 +153,11 @@ class Tree:
 
 
 def x_arrays(X: Any) -> tuple:
-    """``(X, indptr, indices, data, sparse)`` for the routing kernels."""
+    """``(X, indptr, indices, data, sparse)`` for the routing kernels; the CSR arrays
+    are None for dense ``X``, so the kernels compile no sparse path for it."""
     if sp.issparse(X):
         return (np.zeros((0, 0)), X.indptr, X.indices, X.data, True)
-    return (X, np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0), False)
+    return (X, None, None, None, False)
 
 
 def binary_features(X: Any) -> np.ndarray:

@@ -313,7 +313,7 @@ def _walk_buffers(nodes, n_features, sparse):
 @kernel(inline="always")
 def _scatter(x_indptr, x_indices, x_data, sparse, r, xbuf, value):
     """A sparse row ``r``'s values into ``xbuf`` (``value``), or back to zeros."""
-    if sparse:
+    if x_indptr is not None:  # None for dense X: nothing of this is compiled then
         for p in range(x_indptr[r], x_indptr[r + 1]):
             xbuf[x_indices[p]] = x_data[p] if value else 0.0
 
@@ -429,7 +429,7 @@ def predict_leaves(X, x_indptr, x_indices, x_data, sparse, n, n_features, nodes,
     walk's bit for bit."""
     thr = nodes.view(np.float64)
     stack, xbuf = _walk_buffers(nodes, n_features, sparse)
-    if sparse:
+    if x_indptr is not None:  # not `sparse`: numba compiles this for CSR X only
         for r in range(n):
             top = _row_start(x_indptr, x_indices, x_data, sparse, r, xbuf, stack)
             while True:

@@ -13,7 +13,7 @@ import numpy as np
 
 from mlw.jit import kernel
 from mlw_lacovac._kernels.criterion import CRIT_LACOVA, T_N, evaluate, move_row, reset_moved
-from mlw_lacovac._kernels.sort import argsort_quick
+from mlw_lacovac._kernels.sort import argsort_quick, argsort_stable
 from mlw_lacovac._kernels.stats import row_weight
 
 
@@ -80,20 +80,24 @@ def _order_by_bin(kb, n, order, bcount):
     if lo == hi:
         return False
     nb = hi - lo + 1
-    if n <= 16:
+    if n <= 16 or nb > bcount.size - 1:
         for t in range(n):
             order[t] = t
-        for i in range(1, n):
-            o = order[i]
-            key = kb[o]
-            j = i - 1
-            while j >= 0 and kb[order[j]] > key:
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = o
+        if n <= 16:
+            for i in range(1, n):
+                o = order[i]
+                key = kb[o]
+                j = i - 1
+                while j >= 0 and kb[order[j]] > key:
+                    order[j + 1] = order[j]
+                    j -= 1
+                order[j + 1] = o
+        else:  # more bins than bcount holds: the same stable order by a merge sort
+            keys = np.empty(n)
+            for t in range(n):
+                keys[t] = kb[t]  # bin ids < 2**53: exact as float64
+            argsort_stable(keys, n, order)
         return True
-    if nb > bcount.size - 1:  # more bins than the buffer holds: a larger one, same sort
-        bcount = np.empty(nb + 1, np.int64)
     for b in range(nb + 1):
         bcount[b] = 0
     for t in range(n):
