@@ -189,6 +189,20 @@ def test_f1_decoder_is_exact_for_mixtures(name) -> None:
         assert result.expected[i] == pytest.approx(exp.max(), abs=1e-9)
 
 
+@pytest.mark.parametrize("name", ["pcc", "mc"])
+def test_sampling_runs_with_and_without_the_jit(name) -> None:
+    """The seed a sampler gives its kernel fits numpy's 32-bit seed, so sampling also
+    runs as plain Python (CI's NUMBA_DISABLE_JIT=1 step, where a larger seed raised), and
+    one random_state gives the same draws again."""
+    X, Y = _data(4, seed=4)
+    params = {"pcc": {}, "mc": {"C": 1.0, "n_trees": 2}}[name]
+    learner = mlw.get_learner(name, **params).fit(X, Y)
+    S = learner.sample_labels(X[:3], n_samples=50, random_state=2**40 + 7)
+    assert S.shape == (3, 50, 4) and S.dtype == np.uint8
+    again = learner.sample_labels(X[:3], n_samples=50, random_state=2**40 + 7)
+    np.testing.assert_array_equal(S, again)
+
+
 @pytest.mark.pipeline
 @pytest.mark.parametrize("name", ["pcc", "ctbn"])
 def test_samples_follow_the_joint(models_10, name) -> None:

@@ -37,7 +37,7 @@ from mlw.jit._location import cache_root, clear_cache
 from mlw.jit._timer import CompileTime, announce_compilation, compile_notice, compile_timer
 
 __all__ = ["CompileTime", "announce_compilation", "cache_root", "clear_cache",
-           "compile_notice", "compile_timer", "kernel", "kernels_dir"]
+           "compile_notice", "compile_timer", "kernel", "kernel_seed", "kernels_dir"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -103,3 +103,21 @@ def kernels_dir() -> Path:
     from mlw.jit._cache import kernels_dir as folder
 
     return folder()
+
+
+def kernel_seed(entropy: Any = None) -> int:
+    """A seed for ``np.random.seed`` inside a kernel, drawn from ``entropy`` (anything
+    ``numpy.random.default_rng`` takes: ``None``, an int, a sequence of ints).
+
+    Compiled, numba's ``np.random.seed`` keeps the low 32 bits of its argument; run as
+    plain Python (``NUMBA_DISABLE_JIT=1``) numpy refuses a seed of 2**32 or more. The
+    seed is a 62-bit draw reduced to those 32 bits, so both paths seed alike.
+
+    Examples
+    --------
+    >>> 0 <= kernel_seed(0) < 2**32
+    True
+    """
+    import numpy as np
+
+    return int(np.random.default_rng(entropy).integers(2**62)) % 2**32

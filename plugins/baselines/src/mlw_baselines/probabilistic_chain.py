@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mlw.jit import kernel_seed
 from mlw.thresholds import DEFAULT_THRESHOLD
 from mlw_baselines import _inference, _kernels
 from mlw_baselines._common import single_blas_thread
@@ -68,7 +69,7 @@ class JointChainInference:
 
         check_param("n_samples", n_samples, int, low=1)
         X = self._checked_X(X)
-        seed = int(np.random.default_rng(random_state).integers(2**62))
+        seed = kernel_seed(random_state)
         linear = self._linear_mixture(X)
         if linear is not None:
             return _kernels.mixture_sample_linear(*linear, int(n_samples), seed)

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from mlw import MultiLabelLearner
+from mlw.jit import kernel_seed
 from mlw.validation import check_param, check_Y
 from mlw_mctbn import _kernels, _learning, _logistic
 from mlw_mctbn._learning import Mixture
@@ -204,7 +205,7 @@ class _TreeMixtureLearner(MultiLabelLearner):
         ``random_state``."""
         check_param("n_samples", n_samples, int, low=1)
         A, V = self._checked_logits(X)
-        seed = int(np.random.default_rng(random_state).integers(2**62))
+        seed = kernel_seed(random_state)
         return _kernels.mixture_sample(A, V, self.parents_, self.orders_,
                                        self.mixture_weights_, int(n_samples), seed)
 
