@@ -169,9 +169,11 @@ def table(paths: list[str]) -> None:
               f"{dsub.mean():+.4f} ± {se(dsub):.4f} | {col('fit_cpu').mean():.1f} | "
               f"{col('f1_cpu').mean():.2f} | {expected(rs)} |")
     print()
+    print("| learner | datasets with F1 `f1` >= best threshold | "
+          "datasets with subset `subset` >= 0.5 cut |")
+    print("|---|---|---|")
     for learner, (a, b, n) in wins.items():
-        print(f"{learner}: f1 >= best threshold on {a} of {n} datasets, subset >= 0.5 cut "
-              f"on {b} of {n}")
+        print(f"| {learner} | {a} of {n} | {b} of {n} |")
 
 
 def main() -> None:
