@@ -87,12 +87,21 @@ def test_mlw_fit_decode_and_conformal() -> None:
     out = _invoke("fit", "--learner", "br", "--data", "emotions", "--conformal",
                   "precision:0.4", "--json")
     obj = json.loads(out.stdout)
-    assert obj["conformal"] == {"target_precision": 0.4, "method": "ltt",
+    assert obj["conformal"] == {"target_precision": 0.4, "method": "ltt", "certified": True,
                                 "achieved_precision": obj["metrics"]["precision_example"]}
     table = _invoke("fit", "--learner", "br", "--data", "emotions", "--conformal",
                     "precision:0.4")
     assert "conformal precision: achieved" in table.stdout
     assert "target 0.4 (ltt, guaranteed with probability >= 0.9" in table.stdout
+    # a precision no cut-off certifies on emotions' calibration rows: every set is empty,
+    # and the line says there is no guarantee instead of claiming one
+    table = _invoke("fit", "--learner", "br", "--data", "emotions", "--conformal",
+                    "precision:0.95")
+    assert table.exit_code == 0
+    assert "no cut-off certified" in table.stdout and "guaranteed" not in table.stdout
+    out = _invoke("fit", "--learner", "br", "--data", "emotions", "--conformal",
+                  "precision:0.95", "--json")
+    assert json.loads(out.stdout)["conformal"]["certified"] is False
     for spec, message in (("precision:0.9:crc", "cannot control precision"),
                           ("f1:0.9", "only recall or precision")):
         bad = _invoke("fit", "--learner", "br", "--data", "emotions", "--conformal", spec)

@@ -508,21 +508,28 @@ def _report_fit(plan: Any, result: Any, *, seed: int, save: str | None, show_mod
     out.print(caption, markup=False)
     if plan.conformal is not None:
         goal = plan.conformal
+        how = (f"{goal.method}, guaranteed {goal.guarantee}"
+               if getattr(result.model, "certified_", True) else
+               f"{goal.method}: no cut-off certified on the calibration rows, so no guarantee "
+               f"and every set is empty")
         out.print(f"conformal {goal.control}: achieved {goal.achieved(result.metrics):.4f} "
                   f"on the test {'folds (mean)' if data.kind == 'cv' else 'set'}, target "
-                  f"{goal.target:g} ({goal.method}, guaranteed {goal.guarantee})",
-                  markup=False)
+                  f"{goal.target:g} ({how})", markup=False)
     out.print(timing, markup=False)
     if text is not None:
         results().write(text.rstrip("\n") + "\n")  # as is: never re-wrapped
 
 
 def _conformal_record(goal: Any, result: Any) -> dict[str, Any]:
-    """The JSON of ``--conformal``: ``{"target_recall", "achieved_recall", "method"}``
-    (or ``target_precision``, ``achieved_precision``)."""
+    """The JSON of ``--conformal``: ``{"target_recall", "achieved_recall", "method",
+    "certified"}`` (or ``target_precision``, ``achieved_precision``); ``certified`` is
+    False when no cut-off was certified (every set empty), None for cross-validation
+    folds, whose models are not kept."""
     return {f"target_{goal.control}": goal.target,
             f"achieved_{goal.control}": goal.achieved(result.metrics),
-            "method": goal.method}
+            "method": goal.method,
+            "certified": (None if result.model is None
+                          else bool(getattr(result.model, "certified_", True)))}
 
 
 # --- predict -------------------------------------------------------------------------------------
